@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcoll as an ib_client: follow RDMA devices as they come and go.
+ *
+ * Removal contract (Documentation/infiniband/core_locking.rst): a client must finish with a
+ * device before its remove() returns.  remove() therefore unlists the device first, so no new
+ * user can find it, drops the list's reference and waits until every other user has dropped
+ * its own; only then does the memory go (through the sysfs kobject's release).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+
+#include "kcoll.h"
+
+/* Devices in add order; kcoll_ndevs counts them.  Both guarded by kcoll_devs_mutex. */
+static LIST_HEAD(kcoll_devs);
+static unsigned int kcoll_ndevs;
+static DEFINE_MUTEX(kcoll_devs_mutex);
+
+static struct ib_client kcoll_ib_client;
+
+unsigned int kcoll_dev_count(void)
+{
+	unsigned int n;
+
+	mutex_lock(&kcoll_devs_mutex);
+	n = kcoll_ndevs;
+	mutex_unlock(&kcoll_devs_mutex);
+	return n;
+}
+
+const char *kcoll_dev_node_type(struct kcoll_dev *dev)
+{
+	u32 port = rdma_start_port(dev->ibdev);
+
+	if (rdma_protocol_roce(dev->ibdev, port))
+		return "RoCE";
+	if (rdma_protocol_iwarp(dev->ibdev, port))
+		return "iWARP";
+	if (rdma_protocol_ib(dev->ibdev, port))
+		return "InfiniBand";
+	return "unknown";
+}
+
+/**
+ * kcoll_dev_get_by_name - find a device and take a user reference on it
+ * @name: RDMA device name
+ *
+ * Return: the device, to be released with kcoll_dev_put(), or NULL when kcoll does not track
+ * it (never added, or being removed).
+ */
+struct kcoll_dev *kcoll_dev_get_by_name(const char *name)
+{
+	struct kcoll_dev *dev, *found = NULL;
+
+	mutex_lock(&kcoll_devs_mutex);
+	list_for_each_entry(dev, &kcoll_devs, list) {
+		if (!strcmp(dev_name(&dev->ibdev->dev), name)) {
+			/* Listed devices still hold the list's reference, so this cannot be 0. */
+			refcount_inc(&dev->users);
+			found = dev;
+			break;
+		}
+	}
+	mutex_unlock(&kcoll_devs_mutex);
+	return found;
+}
+
+void kcoll_dev_put(struct kcoll_dev *dev)
+{
+	if (refcount_dec_and_test(&dev->users))
+		complete(&dev->drained);
+}
+
+static int kcoll_ib_add(struct ib_device *ibdev)
+{
+	struct kcoll_dev *dev;
+	int ret;
+
+	dev = kzalloc_node(sizeof(*dev), GFP_KERNEL, ibdev_to_node(ibdev));
+	if (!dev)
+		return -ENOMEM;
+	dev->ibdev = ibdev;
+	INIT_LIST_HEAD(&dev->list);
+	refcount_set(&dev->users, 1);
+	init_completion(&dev->drained);
+	dev->allowed = kcoll_dev_name_allowed(dev_name(&ibdev->dev));
+
+	/* On failure the kobject's release has freed dev already. */
+	ret = kcoll_sysfs_dev_add(dev);
+	if (ret)
+		return ret;
+
+	ib_set_client_data(ibdev, &kcoll_ib_client, dev);
+	mutex_lock(&kcoll_devs_mutex);
+	list_add_tail(&dev->list, &kcoll_devs);
+	kcoll_ndevs++;
+	mutex_unlock(&kcoll_devs_mutex);
+
+	dev_info(&ibdev->dev, "kcoll: tracking %s device, %u port(s)%s\n",
+		 kcoll_dev_node_type(dev), ibdev->phys_port_cnt,
+		 dev->allowed ? "" : ", not allowed by devices=");
+	return 0;
+}
+
+static void kcoll_ib_remove(struct ib_device *ibdev, void *client_data)
+{
+	struct kcoll_dev *dev = client_data;
+
+	mutex_lock(&kcoll_devs_mutex);
+	list_del_init(&dev->list);
+	kcoll_ndevs--;
+	mutex_unlock(&kcoll_devs_mutex);
+
+	/* Drain: wait for every user that found the device before it was unlisted. */
+	kcoll_dev_put(dev);
+	wait_for_completion(&dev->drained);
+
+	dev_info(&ibdev->dev, "kcoll: device removed\n");
+	kcoll_sysfs_dev_del(dev);
+}
+
+static void kcoll_ib_rename(struct ib_device *ibdev, void *client_data)
+{
+	kcoll_sysfs_dev_rename(client_data);
+}
+
+static struct ib_client kcoll_ib_client = {
+	.name	= "kcoll",
+	.add	= kcoll_ib_add,
+	.remove	= kcoll_ib_remove,
+	.rename	= kcoll_ib_rename,
+};
+
+int kcoll_ib_init(void)
+{
+	return ib_register_client(&kcoll_ib_client);
+}
+
+void kcoll_ib_exit(void)
+{
+	/* Calls kcoll_ib_remove() for every device still present. */
+	ib_unregister_client(&kcoll_ib_client);
+}

@@ -1,0 +1,112 @@
+#!/bin/bash
+# Boot a virtual cluster: N QEMU (TCG) VMs, one per node, each with the host root read-only
+# over 9p, a writable run directory shared with the host and the other nodes, and one NIC on a
+# private L2 segment: a bridge inside a network namespace this script creates and deletes.
+#
+# Usage: rig/cluster.sh [-f stock|debug] [-n NODES] [-t TIMEOUT] [-m MEM_MB] -o RUNDIR -- JOB
+#
+# JOB is a shell command line run by every node from the repository top, with RIG_NODE,
+# RIG_NNODES, RIG_MODROOT, RIG_TOP, RIG_KVER in its environment (source rig/guest/lib.sh).
+# Per node, RUNDIR/nodeI/ gets console.log, job.log, job.rc and dmesg.txt.
+# Exit status: 0 when every node ran its job to the end (whatever the job's own result).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+flavour=stock nodes=1 timeout=300 mem=1024 rundir=""
+while getopts "f:n:t:m:o:h" opt; do
+	case $opt in
+	f) flavour=$OPTARG ;;
+	n) nodes=$OPTARG ;;
+	t) timeout=$OPTARG ;;
+	m) mem=$OPTARG ;;
+	o) rundir=$OPTARG ;;
+	*) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ "${1:-}" = "--" ] && shift
+job="$*"
+[ -n "$job" ] && [ -n "$rundir" ] || { sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 2; }
+[ "$nodes" -ge 1 ] && [ "$nodes" -le 8 ] || rig_die "-n takes 1 to 8 nodes"
+env=$RIG_BUILD/$flavour/env
+[ -f "$env" ] || rig_die "$env missing: run rig/prepare.sh $flavour first"
+. "$env"
+
+rm -rf "$rundir"
+mkdir -p "$rundir"
+rundir=$(cd "$rundir" && pwd)
+
+ns=kcoll-rig-$$
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	ip netns del "$ns" 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns add "$ns"
+ip -n "$ns" link add br0 type bridge
+ip -n "$ns" link set br0 mtu 9000 up
+for ((i = 0; i < nodes; i++)); do
+	ip -n "$ns" tuntap add dev "tap$i" mode tap
+	ip -n "$ns" link set "tap$i" mtu 9000 master br0 up
+done
+
+for ((i = 0; i < nodes; i++)); do
+	d=$rundir/node$i
+	mkdir -p "$d"
+	cat >"$d/job.env" <<EOT
+RIG_NNODES=$nodes
+RIG_MODROOT=$MODROOT
+RIG_KVER=$KVER
+RIG_TOP=$RIG_TOP
+RIG_FLAVOUR=$flavour
+RIG_JOB='$job'
+export RIG_NNODES RIG_MODROOT RIG_KVER RIG_TOP RIG_FLAVOUR
+EOT
+	append="console=ttyS0 panic=-1 panic_on_warn=1 oops=panic net.ifnames=0 $APPEND"
+	append+=" rig_node=$i"
+	if [ -n "$INITRD" ]; then
+		append+=" rig_init=$RIG_TOP/rig/guest/init.sh"
+		initrd=(-initrd "$INITRD")
+	else
+		append+=" init=$RIG_TOP/rig/guest/init.sh"
+		initrd=()
+	fi
+	ip netns exec "$ns" qemu-system-x86_64 \
+		-machine q35,accel=tcg -cpu max -smp 1 -m "$mem" \
+		-nodefaults -no-user-config -no-reboot -display none -monitor none \
+		-serial "file:$d/console.log" \
+		-kernel "$VMLINUZ" "${initrd[@]}" -append "$append" \
+		-fsdev local,id=root,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=root,mount_tag=root \
+		-fsdev local,id=rig,path="$rundir",security_model=none,multidevs=remap \
+		-device virtio-9p-pci,fsdev=rig,mount_tag=rig \
+		-netdev tap,id=n0,ifname="tap$i",script=no,downscript=no \
+		-device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:$(printf %02x "$i") \
+		>"$d/qemu.log" 2>&1 &
+	pids+=($!)
+done
+
+# Wait for every VM to power off, or kill the rest at the deadline.
+deadline=$((SECONDS + timeout))
+status=0
+for ((i = 0; i < nodes; i++)); do
+	while kill -0 "${pids[$i]}" 2>/dev/null; do
+		if [ $SECONDS -ge $deadline ]; then
+			rig_log "node$i: timed out after ${timeout}s; killing it (see $rundir/node$i/console.log)"
+			kill "${pids[$i]}" 2>/dev/null || true
+			echo timeout >"$rundir/node$i/vm.timeout"
+			status=1
+			break
+		fi
+		sleep 1
+	done
+	[ -f "$rundir/node$i/job.rc" ] || status=1
+done
+exit $status

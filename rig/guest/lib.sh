@@ -1,0 +1,35 @@
+# shellcheck shell=sh
+# Helpers for jobs running inside a rig VM; sourced.  RIG_* come from job.env and init.sh.
+
+# The cluster segment: private to the rig's network namespace, never routed anywhere.
+RIG_SUBNET=169.254.77
+rig_ip() { echo "$RIG_SUBNET.$(( $1 + 1 ))"; }
+
+rig_net_up() {
+	ip link set eth0 mtu 9000 up
+	ip addr add "$(rig_ip "$RIG_NODE")/24" dev eth0
+}
+
+# Soft-RoCE on eth0; with MTU 9000 the rxe port runs at active MTU 4096.
+rig_rxe_up() {
+	modprobe rdma_rxe &&
+	rdma link add rxe0 type rxe netdev eth0
+}
+
+
+# rig_barrier NAME [TIMEOUT]: wait until every node has reached NAME (files on the shared
+# run directory; 9p without cache sees the other nodes' files at once).
+rig_barrier() {
+	name=$1
+	t=${2:-120}
+	mkdir -p "/run/rig/barrier"
+	: >"/run/rig/barrier/$name.$RIG_NODE"
+	while [ "$(ls /run/rig/barrier | grep -c "^$name\.")" -lt "$RIG_NNODES" ]; do
+		t=$((t - 1))
+		if [ $t -le 0 ]; then
+			echo "rig: barrier $name timed out" >&2
+			return 1
+		fi
+		sleep 1
+	done
+}
