@@ -7,7 +7,7 @@ set -euo pipefail
 build_pkgs=(gcc make libc6-dev pkg-config linux-headers-amd64 libmnl-dev libibverbs-dev
 	    librdmacm-dev linux-source-6.1 xz-utils python3 groff-base sparse)
 rig_pkgs=(qemu-system-x86 busybox-static kmod iproute2 cpio rdma-core ibverbs-utils
-	  rdmacm-utils perftest)
+	  rdmacm-utils perftest iputils-ping)
 
 case "${1:-all}" in
 build)	want=("${build_pkgs[@]}") ;;

@@ -33,3 +33,22 @@ rig_barrier() {
 		sleep 1
 	done
 }
+
+# rig_kmemleak_check: TAP for one test, "no unreferenced objects", on kernels with kmemleak
+# (the debug tier); skipped elsewhere.  Two scans, since a fresh leak shows on the second.
+rig_kmemleak_check() {
+	echo "TAP version 13"
+	k=/sys/kernel/debug/kmemleak
+	if [ ! -e $k ]; then
+		echo "ok 1 kmemleak reports no leak # SKIP kernel without kmemleak"
+	else
+		echo scan >$k; sleep 5; echo scan >$k
+		if grep -q unreferenced $k; then
+			sed 's/^/# /' $k
+			echo "not ok 1 kmemleak reports no leak"
+		else
+			echo "ok 1 kmemleak reports no leak"
+		fi
+	fi
+	echo "1..1"
+}

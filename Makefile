@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: GPL-2.0
+# kcoll: kernel module, library, tools, tests.
+#
+#   make                  build kcoll.ko, libkcoll, the tools and the selftests
+#   make check            install missing Debian packages, build, run host tests and the
+#                         QEMU virtual-cluster suites; ends with "N passed, N failed"
+#   make check-debug      the VM suites on the KASAN/lockdep/kmemleak kernel (slow tier)
+#   make demo             boot a 3-node virtual cluster and show kcoll running on it
+#   make install          module (+depmod), library, headers, tools, man pages, udev rule
+#   make sparse | checkpatch   static checks of kmod/
+#
+# KDIR selects the kernel headers (default: the running kernel's, else the newest installed).
+
+TOP := $(CURDIR)
+KDIR ?= $(shell d=/lib/modules/$$(uname -r)/build; [ -d $$d ] && echo $$d || \
+		ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
+PREFIX ?= /usr/local
+DESTDIR ?=
+UDEVDIR ?= /lib/udev/rules.d
+export PREFIX DESTDIR
+
+SUBMAKE := $(MAKE) TOP=$(TOP)
+
+all: module lib tools selftests
+
+check-kdir:
+	@if [ -z "$(KDIR)" ] || [ ! -d "$(KDIR)" ]; then \
+		echo "kcoll: no kernel headers found: apt-get install linux-headers-amd64," \
+		     "or pass KDIR=/path/to/kernel/build" >&2; exit 1; fi
+
+module: check-kdir
+	$(MAKE) -C $(KDIR) M=$(TOP) modules
+
+lib:
+	$(SUBMAKE) -C lib
+
+tools: lib
+	$(SUBMAKE) -C tools
+
+selftests: lib
+	$(SUBMAKE) -C selftests/kernel
+
+deps:
+	rig/deps.sh
+
+check: deps
+	$(MAKE) all
+	rig/check.sh
+
+check-debug: deps
+	$(MAKE) all
+	rig/check.sh --debug
+
+demo: deps
+	$(MAKE) all
+	rig/demo.sh
+
+install: module lib tools
+	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=extra \
+		modules_install
+	[ -n "$(DESTDIR)" ] || depmod -a $$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+		$(KDIR)/include/generated/utsrelease.h)
+	$(SUBMAKE) -C lib install
+	$(SUBMAKE) -C tools install
+	$(SUBMAKE) -C man install
+	install -D -m 0644 packaging/60-kcoll.rules $(DESTDIR)$(UDEVDIR)/60-kcoll.rules
+
+sparse: check-kdir
+	$(MAKE) -C $(KDIR) M=$(TOP) C=2 CF="-D__CHECK_ENDIAN__" modules
+
+checkpatch: check-kdir
+	@cp=$$(ls /usr/src/linux-headers-*/scripts/checkpatch.pl $(KDIR)/scripts/checkpatch.pl \
+		2>/dev/null | head -n 1); \
+	if [ -z "$$cp" ]; then echo "checkpatch.pl not found (linux-source-6.1 has it)"; exit 1; fi; \
+	$$cp --no-tree --strict --max-line-length=100 -f kmod/*.c kmod/*.h include/uapi/linux/kcoll.h
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(TOP) clean
+	-$(SUBMAKE) -C lib clean
+	-$(SUBMAKE) -C tools clean
+	-$(SUBMAKE) -C selftests/kernel clean
+	-$(SUBMAKE) -C selftests/host clean
+	rm -rf build/check build/check-debug build/selftests
+
+.PHONY: all check-kdir module lib tools selftests deps check check-debug demo install sparse \
+	checkpatch clean

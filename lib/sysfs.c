@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * libkcoll sysfs readers: /sys/kernel/kcoll/devices/<ibdev>/{node_type,ports,allowed,node_guid}.
+ *
+ * Parsing is strict: the module writes these files with fixed formats, so anything else means
+ * the tree is not what this library was written for (-EBADMSG) rather than something to guess
+ * around.  A device that disappears while it is being read (unplug, rename) is simply left out:
+ * the list is a snapshot, not a promise.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "libkcoll_internal.h"
+
+/* kcoll_dev_read() result for an entry that is not (or no longer) a device directory. */
+#define KCOLL_DEV_SKIP	1
+
+struct kcoll_dev_vec {
+	struct kcoll_dev_entry *v;
+	size_t n;
+	size_t cap;
+};
+
+const char *kcoll_sysfs_root(void)
+{
+	/* secure_getenv: a set-uid caller must not be pointed at a tree of the user's making. */
+	const char *root = secure_getenv(KCOLL_SYSFS_ROOT_ENV);
+
+	return root && *root ? root : KCOLL_SYSFS_ROOT_DEFAULT;
+}
+
+/* Read a whole attribute into @buf (NUL terminated); -EBADMSG if it does not fit. */
+static int kcoll_attr_read(int dfd, const char *attr, char *buf, size_t len)
+{
+	size_t off = 0;
+	ssize_t r;
+	int fd, err = 0;
+
+	fd = openat(dfd, attr, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (off < len - 1) {
+		r = read(fd, buf + off, len - 1 - off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			err = -errno;
+		if (r <= 0)
+			break;
+		off += r;
+	}
+	close(fd);
+	if (err)
+		return err;
+	/* Every valid value is well below the buffer size; a full buffer means garbage. */
+	if (off == len - 1)
+		return -EBADMSG;
+	buf[off] = '\0';
+	return 0;
+}
+
+/* Strip the one trailing newline sysfs_emit() adds; the rest must be a single, non-empty line. */
+static int kcoll_attr_line(char *buf)
+{
+	size_t len = strlen(buf);
+
+	if (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	if (!len || strchr(buf, '\n'))
+		return -EBADMSG;
+	return 0;
+}
+
+/* Names the module prints are plain ASCII; anything else must not reach a terminal. */
+static int kcoll_parse_word(const char *s)
+{
+	for (; *s; s++) {
+		if (*s < 0x20 || *s > 0x7e)
+			return -EBADMSG;
+	}
+	return 0;
+}
+
+static int kcoll_parse_uint(const char *s, unsigned int *val)
+{
+	unsigned long v;
+	char *end;
+
+	/* strtoul() would accept leading blanks and a minus sign; sysfs prints neither. */
+	if (!isdigit((unsigned char)s[0]))
+		return -EBADMSG;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > UINT_MAX)
+		return -EBADMSG;
+	*val = v;
+	return 0;
+}
+
+static int kcoll_parse_bool(const char *s, int *val)
+{
+	if (strcmp(s, "0") && strcmp(s, "1"))
+		return -EBADMSG;
+	*val = s[0] == '1';
+	return 0;
+}
+
+static int kcoll_parse_guid(const char *s, uint64_t *val)
+{
+	size_t i, len = strlen(s);
+
+	if (!len || len > 16)
+		return -EBADMSG;
+	for (i = 0; i < len; i++) {
+		if (!isxdigit((unsigned char)s[i]))
+			return -EBADMSG;
+	}
+	*val = strtoull(s, NULL, 16);
+	return 0;
+}
+
+/* Read attribute @attr of a device as one trimmed line. */
+static int kcoll_attr_str(int dfd, const char *attr, char *buf, size_t len)
+{
+	int err = kcoll_attr_read(dfd, attr, buf, len);
+
+	return err ? err : kcoll_attr_line(buf);
+}
+
+static int kcoll_dev_read_attrs(int fd, struct kcoll_dev_entry *e)
+{
+	char buf[64];
+	int err;
+
+	err = kcoll_attr_str(fd, "node_type", e->node_type, sizeof(e->node_type));
+	if (!err)
+		err = kcoll_parse_word(e->node_type);
+	if (!err)
+		err = kcoll_attr_str(fd, "ports", buf, sizeof(buf));
+	if (!err)
+		err = kcoll_parse_uint(buf, &e->ports);
+	if (!err)
+		err = kcoll_attr_str(fd, "allowed", buf, sizeof(buf));
+	if (!err)
+		err = kcoll_parse_bool(buf, &e->allowed);
+	if (!err)
+		err = kcoll_attr_str(fd, "node_guid", buf, sizeof(buf));
+	if (!err)
+		err = kcoll_parse_guid(buf, &e->node_guid);
+	return err;
+}
+
+/*
+ * A missing attribute is either a device going away under us (its whole directory vanishes;
+ * kernfs answers -ENODEV to a read already in flight) or a tree of another layout.
+ */
+static int kcoll_dev_attr_err(int dirfd, const char *name, int err)
+{
+	if (err != -ENOENT && err != -ENODEV)
+		return err;
+	if (faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) && errno == ENOENT)
+		return KCOLL_DEV_SKIP;
+	return -EBADMSG;
+}
+
+/* Fill @e from devices/@name; 0, KCOLL_DEV_SKIP, or a negative errno. */
+static int kcoll_dev_read(int dirfd, const char *name, struct kcoll_dev_entry *e)
+{
+	int fd, err;
+
+	memset(e, 0, sizeof(*e));
+	if (strlen(name) >= sizeof(e->name))
+		return -ENAMETOOLONG;
+	strcpy(e->name, name);
+
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return KCOLL_DEV_SKIP;	/* vanished, or a file the module may add later */
+	if (fd < 0)
+		return -errno;
+	err = kcoll_dev_read_attrs(fd, e);
+	close(fd);
+	return err ? kcoll_dev_attr_err(dirfd, name, err) : 0;
+}
+
+static int kcoll_dev_vec_push(struct kcoll_dev_vec *vec, const struct kcoll_dev_entry *e)
+{
+	struct kcoll_dev_entry *v;
+	size_t cap;
+
+	if (vec->n == vec->cap) {
+		cap = vec->cap ? vec->cap * 2 : 8;
+		v = reallocarray(vec->v, cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		vec->v = v;
+		vec->cap = cap;
+	}
+	vec->v[vec->n++] = *e;
+	return 0;
+}
+
+static int kcoll_dev_scan(DIR *dir, struct kcoll_dev_vec *vec)
+{
+	struct kcoll_dev_entry e;
+	struct dirent *de;
+	int err;
+
+	for (;;) {
+		errno = 0;
+		de = readdir(dir);
+		if (!de)
+			return -errno;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		err = kcoll_dev_read(dirfd(dir), de->d_name, &e);
+		if (err == KCOLL_DEV_SKIP)
+			continue;
+		if (!err)
+			err = kcoll_dev_vec_push(vec, &e);
+		if (err)
+			return err;
+	}
+}
+
+/* Open <root>/devices; -ENOENT for a missing root tells the caller the module is not loaded. */
+static DIR *kcoll_devices_open(const char *root, int *err)
+{
+	int rootfd, fd;
+	DIR *dir;
+
+	rootfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	fd = openat(rootfd, "devices", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*err = fd < 0 ? -errno : 0;
+	close(rootfd);
+	if (fd < 0)
+		return NULL;
+	dir = fdopendir(fd);
+	if (!dir) {
+		*err = -errno;
+		close(fd);
+	}
+	return dir;
+}
+
+/* Natural order, so that rxe2 comes before rxe10. */
+static int kcoll_dev_cmp(const void *a, const void *b)
+{
+	const struct kcoll_dev_entry *x = a, *y = b;
+
+	return strverscmp(x->name, y->name);
+}
+
+int kcoll_dev_list(const struct kcoll_dev_list_opts *opts,
+		   struct kcoll_dev_entry **devs, size_t *n)
+{
+	struct kcoll_dev_vec vec = { 0 };
+	const char *root;
+	DIR *dir;
+	int err;
+
+	if (!devs || !n)
+		return kcoll_err(-EINVAL);
+	*devs = NULL;
+	*n = 0;
+	err = OPTS_VALID(opts, kcoll_dev_list_opts, sysfs_root, KCOLL_DEV_LIST_OPTS_SZ_VER0);
+	if (err)
+		return kcoll_err(err);
+	root = OPTS_GET(opts, sysfs_root, NULL);
+	if (!root)
+		root = kcoll_sysfs_root();
+
+	dir = kcoll_devices_open(root, &err);
+	if (!dir)
+		return kcoll_err(err);
+	err = kcoll_dev_scan(dir, &vec);
+	closedir(dir);
+	if (err) {
+		free(vec.v);
+		return kcoll_err(err);
+	}
+	if (vec.n)
+		qsort(vec.v, vec.n, sizeof(*vec.v), kcoll_dev_cmp);
+	*devs = vec.v;
+	*n = vec.n;
+	return 0;
+}
+
+void kcoll_dev_list_free(struct kcoll_dev_entry *devs)
+{
+	free(devs);
+}

@@ -1,0 +1,120 @@
+#!/bin/bash
+# The test run behind `make check` (and `make check-debug` with --debug): host unit tests,
+# then the VM suites, then every VM's kernel log.  Ends with one line "N passed, N failed".
+#
+# Usage: rig/check.sh [--debug] [--no-host]
+# Results: build/check[-debug]/<suite>/nodeI/{console.log,job.log,dmesg.txt,tap/*.tap}
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+cd "$RIG_TOP"
+
+flavour=stock host=1
+for a in "$@"; do
+	case $a in
+	--debug) flavour=debug ;;
+	--no-host) host=0 ;;
+	*) echo "usage: $0 [--debug] [--no-host]" >&2; exit 2 ;;
+	esac
+done
+
+out=$RIG_TOP/build/check${flavour/stock/}
+[ "$flavour" = debug ] && out=$RIG_TOP/build/check-debug
+rm -rf "$out"
+mkdir -p "$out"
+passed=0 failed=0 skipped=0
+
+result() {	# result OK|FAIL|SKIP NAME
+	case $1 in
+	OK) passed=$((passed + 1)) ;;
+	SKIP) skipped=$((skipped + 1)) ;;
+	*) failed=$((failed + 1)); echo "FAIL: $2" ;;
+	esac
+}
+
+# Count one TAP stream; a stream without a complete plan (the VM died mid-test) is a failure.
+tally_tap() {	# tally_tap FILE LABEL
+	local f=$1 label=$2 line n=0 plan=""
+	while IFS= read -r line; do
+		case $line in
+		"ok "*"# SKIP"*) result SKIP "$label: ${line#ok }"; n=$((n + 1)) ;;
+		"ok "*) result OK "$label: ${line#ok }"; n=$((n + 1)) ;;
+		"not ok "*) result FAIL "$label: ${line#not ok }"; n=$((n + 1)) ;;
+		1..*) plan=${line#1..}; plan=${plan%% *} ;;
+		esac
+	done <"$f"
+	if [ -z "$plan" ] || [ "$plan" != "$n" ]; then
+		result FAIL "$label: incomplete TAP (plan '${plan:-none}', $n results; see $f)"
+	fi
+}
+
+# run_suite NAME NODES TIMEOUT JOB: boot the cluster, then tally TAP and kernel logs per node.
+run_suite() {
+	local name=$1 nodes=$2 timeout=$3 job=$4 d i t
+	echo "== suite $name: $nodes VM(s), $flavour kernel"
+	rig/cluster.sh -f "$flavour" -n "$nodes" -t "$timeout" -o "$out/$name" -- "$job"
+	for ((i = 0; i < nodes; i++)); do
+		d=$out/$name/node$i
+		for t in "$d"/tap/*.tap; do
+			[ -e "$t" ] || continue
+			tally_tap "$t" "$name/node$i/$(basename "$t" .tap)"
+		done
+		if [ -f "$d/job.rc" ]; then
+			result OK "$name/node$i: VM ran its job to the end"
+		else
+			result FAIL "$name/node$i: VM did not finish (see $d/console.log)"
+		fi
+		if rig/dmesg-check.sh "$d/dmesg.txt" "$d/console.log" >"$d/dmesg-check.txt"; then
+			result OK "$name/node$i: kernel log clean"
+		else
+			result FAIL "$name/node$i: kernel log shows a problem (see $d/dmesg-check.txt)"
+			sed 's/^/    /' "$d/dmesg-check.txt"
+		fi
+	done
+}
+
+if [ "$flavour" = stock ] && [ $host -eq 1 ]; then
+	echo "== host unit tests"
+	# Each binary's own TAP is tallied, so every test case counts on its own.
+	if make -s -C selftests/host all >"$out/host-build.log" 2>&1; then
+		for t in $(sed -n 's/^TESTS := //p' selftests/host/Makefile); do
+			selftests/host/"$t" >"$out/host-$t.tap" 2>&1
+			tally_tap "$out/host-$t.tap" "host/$t"
+		done
+	else
+		cat "$out/host-build.log"
+		result FAIL "host: unit tests do not build (see $out/host-build.log)"
+	fi
+fi
+
+if [ "$flavour" = stock ]; then
+	rig/prepare.sh stock kmod/kcoll.ko || exit 1
+	run_suite node 1 300 "sh selftests/suites/node.sh"
+	run_suite smoke 3 400 "sh selftests/suites/smoke.sh"
+else
+	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the
+	# stock build stays as it is.
+	kd=$(rig_debug_dir)
+	hdr=$RIG_BUILD/debug/headers
+	if [ ! -d "$hdr/usr/src" ]; then
+		deb=$(ls "$kd"/linux-headers-*.deb 2>/dev/null | head -n 1)
+		[ -n "$deb" ] || rig_die "no headers .deb in $kd"
+		mkdir -p "$hdr" && dpkg -x "$deb" "$hdr"
+	fi
+	kdir=$(ls -d "$hdr"/usr/src/linux-headers-* | head -n 1)
+	src=$RIG_BUILD/debug/src
+	rm -rf "$src" && mkdir -p "$src"
+	cp -a Kbuild kmod include "$src/"
+	make -s -C "$kdir" M="$src" modules >"$out/build.log" 2>&1 ||
+		{ cat "$out/build.log"; rig_die "module build against $kdir failed"; }
+	rig/prepare.sh debug "$src/kmod/kcoll.ko" || exit 1
+	run_suite node 1 1500 "sh selftests/suites/node.sh"
+	run_suite smoke 2 1500 "sh selftests/suites/smoke.sh"
+fi
+
+echo "== results in $out"
+if [ $skipped -gt 0 ]; then
+	echo "$passed passed, $failed failed, $skipped skipped"
+else
+	echo "$passed passed, $failed failed"
+fi
+[ $failed -eq 0 ]

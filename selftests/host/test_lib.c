@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libkcoll without a kernel module: option validation, error returns, handles on files that
+ * are not the device, and the exported symbol set of libkcoll.so.0.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libkcoll.h>
+
+#include "kselftest_harness.h"
+#include "kcoll_test.h"
+
+#ifndef LIBKCOLL_SO_PATH
+#error "LIBKCOLL_SO_PATH must name the libkcoll.so.0 of this tree"
+#endif
+
+#define KCOLL_NO_DEV	"/nonexistent-kcoll-test/kcoll"
+
+/* A caller built against a future header: our struct plus fields this library lacks. */
+struct kcoll_open_opts_next {
+	struct kcoll_open_opts base;
+	unsigned long long new_field;
+};
+
+TEST(version)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "%d.%d.%d", LIBKCOLL_MAJOR_VERSION,
+		 LIBKCOLL_MINOR_VERSION, LIBKCOLL_PATCH_VERSION);
+	ASSERT_NE(NULL, kcoll_version());
+	EXPECT_STREQ(want, kcoll_version());
+}
+
+TEST(opts_macro_sets_sz_and_zeroes)
+{
+	KCOLL_OPTS(kcoll_open_opts, opts, .flags = 0);
+
+	EXPECT_EQ(sizeof(struct kcoll_open_opts), opts.sz);
+	EXPECT_EQ(NULL, opts.dev_path);
+	EXPECT_EQ(0, opts.flags);
+}
+
+TEST(open_null_out)
+{
+	errno = 0;
+	EXPECT_EQ(-EINVAL, kcoll_open(NULL, NULL));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+TEST(open_sz_too_small)
+{
+	struct kcoll_handle *h = (void *)1;
+	struct kcoll_open_opts opts = { .sz = 0, .dev_path = KCOLL_NO_DEV };
+
+	EXPECT_EQ(-EINVAL, kcoll_open(&opts, &h));
+	EXPECT_EQ(NULL, h);
+	opts.sz = sizeof(size_t);
+	EXPECT_EQ(-EINVAL, kcoll_open(&opts, &h));
+	/* One byte short of the first published size. */
+	opts.sz = offsetof(struct kcoll_open_opts, flags) + sizeof(opts.flags) - 1;
+	EXPECT_EQ(-EINVAL, kcoll_open(&opts, &h));
+}
+
+TEST(open_flags_nonzero)
+{
+	struct kcoll_handle *h;
+	KCOLL_OPTS(kcoll_open_opts, opts, .dev_path = KCOLL_NO_DEV, .flags = 1);
+
+	EXPECT_EQ(-EINVAL, kcoll_open(&opts, &h));
+	opts.flags = 0x80000000u;
+	EXPECT_EQ(-EINVAL, kcoll_open(&opts, &h));
+}
+
+TEST(open_unknown_tail_nonzero)
+{
+	struct kcoll_open_opts_next next;
+	struct kcoll_handle *h;
+
+	memset(&next, 0, sizeof(next));
+	next.base.dev_path = KCOLL_NO_DEV;
+	next.base.sz = sizeof(next);
+	next.new_field = 1;
+	errno = 0;
+	EXPECT_EQ(-E2BIG, kcoll_open(&next.base, &h));
+	EXPECT_EQ(E2BIG, errno);
+}
+
+/* A zero tail is what an old caller of a new field looks like: accepted. */
+TEST(open_unknown_tail_zero)
+{
+	struct kcoll_open_opts_next next;
+	struct kcoll_handle *h;
+
+	memset(&next, 0, sizeof(next));
+	next.base.dev_path = KCOLL_NO_DEV;
+	next.base.sz = sizeof(next);
+	/* Validation passed when the error comes from open(2). */
+	EXPECT_EQ(-ENOENT, kcoll_open(&next.base, &h));
+}
+
+/* The first published size exactly (no tail padding) is valid. */
+TEST(open_sz_ver0_exact)
+{
+	struct kcoll_handle *h;
+	KCOLL_OPTS(kcoll_open_opts, opts, .dev_path = KCOLL_NO_DEV);
+
+	opts.sz = offsetof(struct kcoll_open_opts, flags) + sizeof(opts.flags);
+	EXPECT_EQ(-ENOENT, kcoll_open(&opts, &h));
+}
+
+TEST(open_nonexistent)
+{
+	struct kcoll_handle *h = (void *)1;
+	KCOLL_OPTS(kcoll_open_opts, opts, .dev_path = KCOLL_NO_DEV);
+
+	errno = 0;
+	EXPECT_EQ(-ENOENT, kcoll_open(&opts, &h));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(NULL, h);
+}
+
+/* NULL opts means /dev/kcoll, which this host does not have unless the module is loaded. */
+TEST(open_null_opts_default_path)
+{
+	struct kcoll_handle *h;
+	int err;
+
+	if (!access(KCOLL_DEVICE_PATH, F_OK))
+		SKIP(return, KCOLL_DEVICE_PATH " exists (module loaded)");
+	err = kcoll_open(NULL, &h);
+	EXPECT_EQ(-ENOENT, err);
+}
+
+TEST(close_null)
+{
+	kcoll_close(NULL);
+}
+
+TEST(fd_null)
+{
+	EXPECT_EQ(-EINVAL, kcoll_fd(NULL));
+}
+
+TEST(get_info_null)
+{
+	struct kcoll_info info;
+
+	EXPECT_EQ(-EINVAL, kcoll_get_info(NULL, &info));
+}
+
+FIXTURE(regular_file) {
+	char path[64];
+	struct kcoll_handle *h;
+};
+
+FIXTURE_SETUP(regular_file)
+{
+	KCOLL_OPTS(kcoll_open_opts, opts);
+	int fd;
+
+	strcpy(self->path, "/tmp/kcoll-host-dev.XXXXXX");
+	fd = mkstemp(self->path);
+	ASSERT_LE(0, fd);
+	close(fd);
+	opts.dev_path = self->path;
+	ASSERT_EQ(0, kcoll_open(&opts, &self->h));
+	ASSERT_NE(NULL, self->h);
+}
+
+FIXTURE_TEARDOWN(regular_file)
+{
+	kcoll_close(self->h);
+	unlink(self->path);
+}
+
+/* The device check is the first ioctl: a regular file answers ENOTTY. */
+TEST_F(regular_file, get_info_enotty)
+{
+	struct kcoll_info info;
+
+	memset(&info, 0xa5, sizeof(info));
+	errno = 0;
+	EXPECT_EQ(-ENOTTY, kcoll_get_info(self->h, &info));
+	EXPECT_EQ(ENOTTY, errno);
+}
+
+TEST_F(regular_file, get_info_null_info)
+{
+	EXPECT_EQ(-EINVAL, kcoll_get_info(self->h, NULL));
+}
+
+TEST_F(regular_file, fd_is_the_file_and_cloexec)
+{
+	struct stat a, b;
+	int fd = kcoll_fd(self->h);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fstat(fd, &a));
+	ASSERT_EQ(0, stat(self->path, &b));
+	EXPECT_EQ(b.st_ino, a.st_ino);
+	EXPECT_EQ(b.st_dev, a.st_dev);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(O_RDWR, fcntl(fd, F_GETFL) & O_ACCMODE);
+}
+
+TEST_F(regular_file, close_preserves_errno)
+{
+	errno = EXDEV;
+	kcoll_close(self->h);
+	self->h = NULL;
+	EXPECT_EQ(EXDEV, errno);
+}
+
+TEST(open_directory)
+{
+	struct kcoll_handle *h;
+	KCOLL_OPTS(kcoll_open_opts, opts, .dev_path = "/");
+
+	EXPECT_EQ(-EISDIR, kcoll_open(&opts, &h));
+}
+
+TEST(feature_and_ioctl_names)
+{
+	EXPECT_STREQ("rdma_devices", kcoll_feature_str(0));
+	EXPECT_STREQ("sysfs", kcoll_feature_str(1));
+	EXPECT_EQ(NULL, kcoll_feature_str(2));
+	EXPECT_EQ(NULL, kcoll_feature_str(63));
+	EXPECT_EQ(NULL, kcoll_feature_str(~0u));
+	EXPECT_STREQ("get_info", kcoll_ioctl_str(KCOLL_IOC_NR_GET_INFO));
+	EXPECT_EQ(NULL, kcoll_ioctl_str(1));
+	EXPECT_EQ(NULL, kcoll_ioctl_str(~0u));
+}
+
+static const char *const kcoll_exports[] = {
+	"kcoll_close", "kcoll_dev_list", "kcoll_dev_list_free", "kcoll_fd",
+	"kcoll_feature_str", "kcoll_get_info", "kcoll_ioctl_str", "kcoll_open",
+	"kcoll_sysfs_root", "kcoll_version",
+};
+
+/* Everything public is exported under KCOLL_0.1, and nothing internal leaks. */
+TEST(shared_object_exports)
+{
+	void *so = dlopen(LIBKCOLL_SO_PATH, RTLD_NOW | RTLD_LOCAL);
+	size_t i;
+
+	ASSERT_NE(NULL, so) {
+		TH_LOG("dlopen %s: %s", LIBKCOLL_SO_PATH, dlerror());
+	}
+	for (i = 0; i < sizeof(kcoll_exports) / sizeof(kcoll_exports[0]); i++) {
+		EXPECT_NE(NULL, dlvsym(so, kcoll_exports[i], "KCOLL_0.1")) {
+			TH_LOG("%s@KCOLL_0.1 missing", kcoll_exports[i]);
+		}
+	}
+	EXPECT_EQ(NULL, dlsym(so, "kcoll_opts_validate"));
+	dlclose(so);
+}
+
+TEST(sysfs_root_env)
+{
+	unsetenv(KCOLL_SYSFS_ROOT_ENV);
+	EXPECT_STREQ("/sys/kernel/kcoll", kcoll_sysfs_root());
+	setenv(KCOLL_SYSFS_ROOT_ENV, "", 1);
+	EXPECT_STREQ("/sys/kernel/kcoll", kcoll_sysfs_root());
+	setenv(KCOLL_SYSFS_ROOT_ENV, "/tmp/fake-kcoll", 1);
+	EXPECT_STREQ("/tmp/fake-kcoll", kcoll_sysfs_root());
+	unsetenv(KCOLL_SYSFS_ROOT_ENV);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,27 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The single-node suite, run inside one rig VM: kcoll.ko against its uAPI, the module life
+# cycle and RDMA device tracking.  Each test's TAP goes to $RIG_DIR/tap/<test>.tap.
+. rig/guest/lib.sh
+rig_net_up
+modprobe rdma_rxe
+
+tap=$RIG_DIR/tap
+mkdir -p "$tap"
+run() {		# run NAME CMD...
+	name=$1
+	shift
+	echo "node$RIG_NODE: $name"
+	"$@" >"$tap/$name.tap" 2>&1
+}
+
+k=build/selftests/kernel
+run kcoll_module sh selftests/kernel/kcoll_module.sh
+run kcoll_rxe sh selftests/kernel/kcoll_rxe.sh
+modprobe kcoll
+run kcoll_info $k/kcoll_info_test
+run kcoll_open $k/kcoll_open_test
+modprobe -r kcoll
+modprobe -r rdma_rxe
+rig_kmemleak_check >"$tap/kmemleak.tap" 2>&1
+exit 0
