@@ -79,7 +79,7 @@ EOT
 		initrd=()
 	fi
 	ip netns exec "$ns" qemu-system-x86_64 \
-		-machine q35,accel=tcg -cpu max -smp 1 -m "$mem" \
+		-machine q35,accel=tcg -cpu "${CPU:-max}" -smp 1 -m "$mem" \
 		-nodefaults -no-user-config -no-reboot -display none -monitor none \
 		-serial "file:$d/console.log" \
 		-kernel "$VMLINUZ" "${initrd[@]}" -append "$append" \
