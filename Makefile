@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # kcoll: kernel module, library, tools, tests.
 #
-#   make                  build kcoll.ko, libkcoll, the tools and the selftests
+#   make                  build kcoll.ko, libkcoll and the tools (`make selftests`: the tests)
 #   make check            install missing Debian packages, build, run host tests and the
 #                         QEMU virtual-cluster suites; ends with "N passed, N failed"
 #   make check-debug      the VM suites on the KASAN/lockdep/kmemleak kernel (slow tier)
@@ -21,7 +21,7 @@ export PREFIX DESTDIR
 
 SUBMAKE := $(MAKE) TOP=$(TOP)
 
-all: module lib tools selftests
+all: module lib tools
 
 check-kdir:
 	@if [ -z "$(KDIR)" ] || [ ! -d "$(KDIR)" ]; then \
@@ -44,11 +44,11 @@ deps:
 	rig/deps.sh
 
 check: deps
-	$(MAKE) all
+	$(MAKE) all selftests
 	rig/check.sh
 
 check-debug: deps
-	$(MAKE) all
+	$(MAKE) all selftests
 	rig/check.sh --debug
 
 demo: deps
