@@ -5,8 +5,12 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root
 
-mnt() {		# mnt TYPE WHERE [OPTS]
-	mountpoint -q "$2" || mount -t "$1" ${3:+-o "$3"} "$1" "$2"
+# mnt TYPE WHERE: mount unless already done.  Through 9p, the host's own /proc, /sys and
+# /dev look like mount points too (multidevs=remap), so "mounted" means "not 9p".
+mnt() {
+	if [ "$(stat -f -c %T "$2" 2>/dev/null)" = v9fs ] || ! mountpoint -q "$2"; then
+		mount -t "$1" "$1" "$2"
+	fi
 }
 mnt proc /proc
 mnt sysfs /sys
@@ -24,7 +28,6 @@ mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 rig /run/rig
 
 # A hung task is a failure the host must see quickly, not after the default two minutes.
 echo 30 >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
-echo 1 >/proc/sys/kernel/panic_on_oops
 
 node=${rig_node:-0}
 dir=/run/rig/node$node
