@@ -6,11 +6,27 @@
  *   kcoll_dev	one per RDMA device; born in the ib_client add callback, dies in remove after
  *		every user has dropped its reference.  Memory is owned by its sysfs kobject.
  *   kcoll_ctx	one per open file of /dev/kcoll; freed by the file's release.
+ *   kcoll_comm	a communicator; created by COMM_CREATE, owned by its ctx's handle table;
+ *		memory owned by its sysfs kobject (kcoll_comm_get/put).  Destroyed by
+ *		COMM_DESTROY or the ctx's release, which tear its connections down first.
+ *   kcoll_conn	one per peer rank, inside its comm's conns[] array (same lifetime).
+ *   kcoll_req	one send or receive; kref held by its conn queue, its DONE message in
+ *		flight, and whoever waits for it (blocking caller or the ctx's request table).
+ *   kcoll_buf	a zero-copy buffer; kref held by its comm's table and every mapping.
+ *
+ * Lock order: ctx->lock -> comm->teardown_mutex -> kcoll_comms_mutex -> comm->lock.
  */
 #ifndef _KCOLL_H
 #define _KCOLL_H
 
 #include <linux/completion.h>
+#include <linux/scatterlist.h>
+#include <linux/socket.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <rdma/ib_cm.h>
+#include <rdma/rdma_cm.h>
 #include <linux/kobject.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -18,6 +34,8 @@
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 #include <linux/kcoll.h>
+
+#include "kcoll_wire.h"
 
 #define KCOLL_VERSION	"0.1.0"
 
@@ -43,19 +61,310 @@ struct kcoll_dev {
  * struct kcoll_ctx - state of one open file of /dev/kcoll
  * @tgid:	process that opened the file (reference held until release)
  * @uid:	its effective uid at open
+ * @mm:		the opener's mm (mmgrab): buffers' RLIMIT_MEMLOCK charge is undone on it
+ * @lock:	guards @comms and the handle counters
+ * @comms:	handle -> comm, each entry holding a comm reference
+ * @reqs:	non-blocking request id -> req (own xa_lock), each holding a req reference
+ * @maps:	mmap cookie -> buf (own xa_lock), each holding a buf reference
+ * @ndone:	completed non-blocking requests not waited for yet (poll() reports POLLIN)
+ * @poll_wq:	woken when @ndone grows
  *
- * Freed by kcoll_release(); nothing else holds a pointer to it yet.
+ * Freed by kcoll_release() after every comm of it is destroyed.
  */
 struct kcoll_ctx {
 	struct pid *tgid;
 	kuid_t uid;
+	struct mm_struct *mm;
+	struct mutex lock;
+	struct xarray comms;
+	u32 next_comm;
+	struct xarray reqs;
+	u32 next_req;
+	struct xarray maps;
+	u32 next_map;
+	atomic_t ndone;
+	wait_queue_head_t poll_wq;
 };
+
+enum kcoll_conn_state {
+	KCOLL_CONN_IDLE,	/* nothing yet (passive side waits for the peer) */
+	KCOLL_CONN_CONNECTING,	/* resolving or connecting (active), accepting (passive) */
+	KCOLL_CONN_RETRY,	/* refused for now or unreachable: retry_work will try again */
+	KCOLL_CONN_UP,		/* established */
+	KCOLL_CONN_DOWN,	/* disconnected, failed or torn down */
+};
+
+/* Per connection: control receive buffers posted, control send buffers, send queue size. */
+#define KCOLL_RX_DEPTH		64
+#define KCOLL_TX_CTRL		64
+#define KCOLL_SQ_DEPTH		1024
+/* Requests per peer and direction announced or in flight at once; more wait their turn. */
+#define KCOLL_P2P_WINDOW	16
+
+struct kcoll_comm;
+struct kcoll_req;
+
+/**
+ * struct kcoll_ctrl - one control message buffer (struct kcoll_wire_msg), DMA mapped
+ * @cqe:	completion of its SEND or RECV
+ * @conn:	connection it belongs to
+ * @msg:	KCOLL_WIRE_MSG_SIZE bytes
+ * @dma:	its DMA address
+ * @req:	for a DONE in flight, the send it completes (holds a reference)
+ * @list:	in conn->tx_free while unused (comm->lock)
+ */
+struct kcoll_ctrl {
+	struct ib_cqe cqe;
+	struct kcoll_conn *conn;
+	void *msg;
+	u64 dma;
+	struct kcoll_req *req;
+	struct list_head list;
+};
+
+/**
+ * struct kcoll_conn - the RC connection to one peer rank
+ * @comm, @peer:	owner and the rank at the other end (constant)
+ * @state:		enum kcoll_conn_state (comm->lock)
+ * @cm_id, @cq, @qp:	set up by the connect path, torn down by kcoll_conn_teardown()
+ * @retry_work:		active side: the next connect attempt
+ * @last_err:		why the last attempt failed (comm->lock)
+ * @rx, @tx:		control buffers (allocated once the QP exists)
+ * @wr_cqe:		completion of data WRITEs and REG_MRs: only returns a send slot
+ * @tx_free:		unused @tx entries (comm->lock)
+ * @sq_free:		free send queue slots (comm->lock)
+ * @sendq, @recvq:	posted sends and receives in sequence order (comm->lock)
+ * @send_seq, @recv_seq: next sequence number to give (comm->lock)
+ * @cts_early:		CTS messages that arrived before their send was posted (comm->lock)
+ * @buf_early:		remote buffer announcements not claimed yet (comm->lock)
+ * @last_ok:		jiffies of the last sign of life of the peer: a message from it, or
+ *			the completion (its acknowledgement) of one we sent (comm->lock)
+ * @last_tx:		jiffies of the last work request we posted (comm->lock)
+ */
+struct kcoll_conn {
+	struct kcoll_comm *comm;
+	u32 peer;
+	int state;
+	struct rdma_cm_id *cm_id;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct delayed_work retry_work;
+	int last_err;
+	struct kcoll_ctrl *rx;
+	struct kcoll_ctrl *tx;
+	struct ib_cqe wr_cqe;
+	struct list_head tx_free;
+	int sq_free;
+	struct list_head sendq;
+	struct list_head recvq;
+	u32 send_seq;
+	u32 recv_seq;
+	struct list_head cts_early;
+	struct list_head buf_early;
+	unsigned long last_ok;
+	unsigned long last_tx;
+};
+
+/**
+ * struct kcoll_comm - a communicator: this rank's view of a group of ranks
+ * @kobj:	/sys/kernel/kcoll/comms/<id>-<rank>; its refcount owns the memory
+ * @ctx:	owning file context (valid while listed in ctx->comms)
+ * @handle, @comm_id, @rank, @nranks, @owner_pid: constant after create
+ * @net:	network namespace of the creator (reference held)
+ * @addrs:	every rank's address (constant)
+ * @dev:	RDMA device of this rank's address (user reference), @pd on it
+ * @listener:	the namespace's listener this comm keeps alive
+ * @list:	in kcoll_comms (kcoll_comms_mutex)
+ * @teardown_mutex: serialises teardown and buffer creation
+ * @lock:	guards @state, @error, @nup and everything marked comm->lock in conns and reqs
+ * @state:	KCOLL_COMM_* (uAPI values); see Documentation/design.rst
+ * @error:	sticky error once in error or aborted
+ * @failed_rank: first rank a connection failed with, or U32_MAX
+ * @nup:	connections established
+ * @was_ready:	reached the ready state once (create succeeded even if a peer left since)
+ * @wq:		woken on state changes and request completions
+ * @reqs:	requests still holding hardware resources (comm->lock); the list holds a ref
+ * @nhw:	entries of @reqs; shutdown waits for it to reach zero
+ * @shut:	hardware resources released (teardown_mutex); the comm is a shell
+ * @watchdog:	keepalive and dead-peer detection while requests are pending
+ * @shutdown_work: disconnects and drains every QP after an error
+ * @bufs:	buffer handle -> buf (xa_lock)
+ * @nbufs:	buffers created so far: the next buffer's sequence number (teardown_mutex)
+ * @conns:	@nranks entries; conns[@rank] is unused
+ */
+struct kcoll_comm {
+	struct kobject kobj;
+	struct kcoll_ctx *ctx;
+	u32 handle;
+	u64 comm_id;
+	u32 rank;
+	u32 nranks;
+	pid_t owner_pid;
+	struct net *net;
+	struct sockaddr_storage *addrs;
+	struct kcoll_dev *dev;
+	struct ib_pd *pd;
+	struct kcoll_listener *listener;
+	struct list_head list;
+	struct mutex teardown_mutex;
+	spinlock_t lock;
+	int state;
+	int error;
+	u32 failed_rank;
+	u32 nup;
+	bool was_ready;
+	wait_queue_head_t wq;
+	struct list_head reqs;
+	atomic_t nhw;
+	bool shut;
+	struct delayed_work watchdog;
+	struct work_struct shutdown_work;
+	struct xarray bufs;
+	u32 nbufs;
+	atomic64_t tx_bytes;
+	atomic64_t rx_bytes;
+	atomic64_t tx_ops;
+	atomic64_t rx_ops;
+	struct kcoll_conn conns[];
+};
+
+/**
+ * struct kcoll_mem - memory of one operation: pinned user pages or a range of a buffer
+ * @sgt:	DMA-mapped scatterlist (for a buffer: the buffer's own)
+ * @pages, @npages: pinned user pages (NULL for a buffer)
+ * @offset:	byte offset of the operation's first byte in @sgt
+ * @len:	bytes
+ * @buf:	buffer reference, or NULL
+ * @mrs, @nmrs:	registrations a peer writes through (receives of user memory)
+ */
+struct kcoll_mem {
+	struct sg_table sgt;
+	struct sg_table *map;
+	struct page **pages;
+	unsigned int npages;
+	bool mapped;
+	u64 offset;
+	u64 len;
+	struct kcoll_buf *buf;
+	struct ib_mr **mrs;
+	unsigned int nmrs;
+};
+
+enum kcoll_req_state {
+	KCOLL_REQ_QUEUED,	/* waiting for its turn (window) */
+	KCOLL_REQ_ACTIVE,	/* recv: CTS sent; send: CTS received, writing */
+	KCOLL_REQ_DONE,		/* complete (successfully or not) */
+};
+
+/**
+ * struct kcoll_req - one point-to-point operation
+ * @ref:	references (see the header comment)
+ * @comm, @conn: owner (the req holds no comm reference: comm teardown waits for reqs)
+ * @send:	send or receive
+ * @seq:	sequence number in its direction of @conn
+ * @state:	enum kcoll_req_state (comm->lock)
+ * @status, @result: outcome once done (comm->lock)
+ * @mem:	its memory
+ * @cts:	send: copy of the receiver's CTS once it arrived (kmalloc'ed)
+ * @seg, @seg_off, @sent, @cur, @cur_off: send progress through @cts and @mem
+ * @done_sent:	send: DONE posted
+ * @id:		non-blocking request id, or 0
+ * @qlist:	in conn->sendq / conn->recvq (comm->lock)
+ * @all:	in comm->reqs while it holds hardware resources (comm->lock)
+ * @hw_queued:	@hw_work queued (comm->lock)
+ * @hw_work:	releases DMA mappings, registrations and pinned pages
+ */
+struct kcoll_req {
+	struct kref ref;
+	struct kcoll_comm *comm;
+	struct kcoll_conn *conn;
+	bool send;
+	u32 seq;
+	int state;
+	int status;
+	u64 result;
+	struct kcoll_mem mem;
+	struct kcoll_cts *cts;
+	u32 seg;
+	u64 seg_off;
+	u64 sent;
+	struct scatterlist *cur;
+	u64 cur_off;
+	bool done_sent;
+	u64 id;
+	struct list_head qlist;
+	struct list_head all;
+	bool hw_queued;
+	struct work_struct hw_work;
+};
+
+/**
+ * struct kcoll_cts - a CTS that arrived before its send got to it (conn->cts_early), then
+ * owned by that send
+ */
+struct kcoll_cts {
+	struct list_head list;
+	u32 len;
+	struct kcoll_wire_msg msg;	/* followed by its segments */
+};
+
+/* kcoll_main.c: module parameters */
+extern unsigned short kcoll_listen_port;
+extern int kcoll_tos;
+extern unsigned int kcoll_connect_timeout_ms;
+extern unsigned int kcoll_op_timeout_ms;
+extern unsigned int kcoll_max_buf_mb;
+extern unsigned int kcoll_proto_version;
+extern struct workqueue_struct *kcoll_wq;
+
+/* kcoll_comm.c */
+int kcoll_comm_init(void);
+void kcoll_comm_exit(void);
+long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg);
+long kcoll_ioctl_comm_destroy(struct kcoll_ctx *ctx, void __user *uarg);
+long kcoll_ioctl_comm_abort(struct kcoll_ctx *ctx, void __user *uarg);
+long kcoll_ioctl_comm_query(struct kcoll_ctx *ctx, void __user *uarg);
+void kcoll_ctx_destroy_comms(struct kcoll_ctx *ctx);
+struct kcoll_comm *kcoll_comm_lookup(struct kcoll_ctx *ctx, u32 handle);
+void kcoll_comm_get(struct kcoll_comm *comm);
+void kcoll_comm_put(struct kcoll_comm *comm);
+void kcoll_comm_fail(struct kcoll_comm *comm, int err, u32 rank);
+void kcoll_comm_set_error_locked(struct kcoll_comm *comm, int err, u32 rank);
+void kcoll_comm_shutdown_dev(struct kcoll_dev *dev);
+struct kcoll_comm *kcoll_comm_find_get(struct net *net, u64 comm_id, u32 rank);
+unsigned int kcoll_comm_count(void);
+
+/* kcoll_conn.c */
+int kcoll_conn_connect(struct kcoll_conn *conn);
+int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u32 nranks);
+void kcoll_conn_teardown(struct kcoll_conn *conn);
+int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn);
+int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *ctrl, size_t len);
+void kcoll_conn_retry_work(struct work_struct *work);
+
+/* kcoll_listen.c */
+struct kcoll_listener;
+struct kcoll_listener *kcoll_listener_get(struct net *net, u16 port);
+void kcoll_listener_put(struct kcoll_listener *l);
+int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev);
+
+/* kcoll_p2p.c */
+long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg);
+long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg);
+void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);
+void kcoll_p2p_progress(struct kcoll_conn *conn);
+void kcoll_req_complete(struct kcoll_req *req, int status, u64 result);
+void kcoll_req_put(struct kcoll_req *req);
+void kcoll_ctx_drop_reqs(struct kcoll_ctx *ctx);
+void kcoll_comm_watchdog(struct work_struct *work);
 
 /* kcoll_ib.c */
 int kcoll_ib_init(void);
 void kcoll_ib_exit(void);
 unsigned int kcoll_dev_count(void);
 struct kcoll_dev *kcoll_dev_get_by_name(const char *name);
+struct kcoll_dev *kcoll_dev_get_by_ibdev(struct ib_device *ibdev);
 void kcoll_dev_put(struct kcoll_dev *dev);
 const char *kcoll_dev_node_type(struct kcoll_dev *dev);
 
@@ -65,6 +374,7 @@ void kcoll_sysfs_exit(void);
 int kcoll_sysfs_dev_add(struct kcoll_dev *dev);
 void kcoll_sysfs_dev_del(struct kcoll_dev *dev);
 void kcoll_sysfs_dev_rename(struct kcoll_dev *dev);
+struct kobject *kcoll_sysfs_subdir(const char *name);
 
 /* kcoll_chrdev.c */
 int kcoll_chrdev_init(void);

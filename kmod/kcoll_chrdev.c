@@ -14,6 +14,8 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/pid.h>
+#include <linux/poll.h>
+#include <linux/sched/mm.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -37,6 +39,13 @@ static int kcoll_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	ctx->tgid = get_pid(task_tgid(current));
 	ctx->uid = current_euid();
+	mmgrab(current->mm);
+	ctx->mm = current->mm;
+	mutex_init(&ctx->lock);
+	xa_init_flags(&ctx->comms, XA_FLAGS_ALLOC1);
+	xa_init_flags(&ctx->reqs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&ctx->maps, XA_FLAGS_ALLOC1);
+	init_waitqueue_head(&ctx->poll_wq);
 	file->private_data = ctx;
 	atomic_inc(&kcoll_nctx);
 	return 0;
@@ -46,6 +55,11 @@ static int kcoll_release(struct inode *inode, struct file *file)
 {
 	struct kcoll_ctx *ctx = file->private_data;
 
+	kcoll_ctx_destroy_comms(ctx);
+	xa_destroy(&ctx->comms);
+	xa_destroy(&ctx->reqs);
+	xa_destroy(&ctx->maps);
+	mmdrop(ctx->mm);
 	put_pid(ctx->tgid);
 	kfree(ctx);
 	atomic_dec(&kcoll_nctx);
@@ -83,12 +97,34 @@ static long kcoll_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	switch (cmd) {
 	case KCOLL_IOC_GET_INFO:
 		return kcoll_ioctl_get_info(ctx, uarg);
+	case KCOLL_IOC_COMM_CREATE:
+		return kcoll_ioctl_comm_create(ctx, uarg);
+	case KCOLL_IOC_COMM_DESTROY:
+		return kcoll_ioctl_comm_destroy(ctx, uarg);
+	case KCOLL_IOC_COMM_ABORT:
+		return kcoll_ioctl_comm_abort(ctx, uarg);
+	case KCOLL_IOC_COMM_QUERY:
+		return kcoll_ioctl_comm_query(ctx, uarg);
+	case KCOLL_IOC_P2P:
+		return kcoll_ioctl_p2p(ctx, uarg);
+	case KCOLL_IOC_WAIT:
+		return kcoll_ioctl_wait(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}
 }
 
+/* POLLIN while a non-blocking request of this file has completed and not been waited for. */
+static __poll_t kcoll_poll(struct file *file, struct poll_table_struct *wait)
+{
+	struct kcoll_ctx *ctx = file->private_data;
+
+	poll_wait(file, &ctx->poll_wq, wait);
+	return atomic_read(&ctx->ndone) > 0 ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
 static const struct file_operations kcoll_fops = {
+	.poll		= kcoll_poll,
 	.owner		= THIS_MODULE,
 	.open		= kcoll_open,
 	.release	= kcoll_release,

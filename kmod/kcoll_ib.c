@@ -4,8 +4,9 @@
  *
  * Removal contract (Documentation/infiniband/core_locking.rst): a client must finish with a
  * device before its remove() returns.  remove() therefore unlists the device first, so no new
- * user can find it, drops the list's reference and waits until every other user has dropped
- * its own; only then does the memory go (through the sysfs kobject's release).
+ * user can find it, shuts down the communicators using it, drops the list's reference and
+ * waits until every other user has dropped its own; only then does the memory go (through
+ * the sysfs kobject's release).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -70,6 +71,23 @@ struct kcoll_dev *kcoll_dev_get_by_name(const char *name)
 	return found;
 }
 
+/* The kcoll device of an ib_device, with a user reference, or NULL if not tracked. */
+struct kcoll_dev *kcoll_dev_get_by_ibdev(struct ib_device *ibdev)
+{
+	struct kcoll_dev *dev, *found = NULL;
+
+	mutex_lock(&kcoll_devs_mutex);
+	list_for_each_entry(dev, &kcoll_devs, list) {
+		if (dev->ibdev == ibdev) {
+			refcount_inc(&dev->users);
+			found = dev;
+			break;
+		}
+	}
+	mutex_unlock(&kcoll_devs_mutex);
+	return found;
+}
+
 void kcoll_dev_put(struct kcoll_dev *dev)
 {
 	if (refcount_dec_and_test(&dev->users))
@@ -116,7 +134,12 @@ static void kcoll_ib_remove(struct ib_device *ibdev, void *client_data)
 	kcoll_ndevs--;
 	mutex_unlock(&kcoll_devs_mutex);
 
-	/* Drain: wait for every user that found the device before it was unlisted. */
+	/*
+	 * Drain: communicators on the device lose their connections and memory registrations
+	 * now (their users see -ENODEV), then we wait for any other user that found the
+	 * device before it was unlisted.
+	 */
+	kcoll_comm_shutdown_dev(dev);
 	kcoll_dev_put(dev);
 	wait_for_completion(&dev->drained);
 

@@ -20,6 +20,38 @@ module_param(devices, charp, 0444);
 MODULE_PARM_DESC(devices,
 		 "Comma-separated RDMA device names kcoll may use (default: all devices)");
 
+unsigned short kcoll_listen_port = 18600;
+module_param_named(listen_port, kcoll_listen_port, ushort, 0444);
+MODULE_PARM_DESC(listen_port,
+		 "rdma_cm port kcoll listens on in every network namespace (default 18600)");
+
+int kcoll_tos = -1;
+module_param_named(tos, kcoll_tos, int, 0644);
+MODULE_PARM_DESC(tos,
+		 "IP type of service (RoCE traffic class) of new connections, 0-255; -1: device default");
+
+unsigned int kcoll_connect_timeout_ms = 30000;
+module_param_named(connect_timeout_ms, kcoll_connect_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(connect_timeout_ms,
+		 "How long COMM_CREATE waits for every peer when the caller gives no timeout (default 30000)");
+
+unsigned int kcoll_op_timeout_ms = 10000;
+module_param_named(op_timeout_ms, kcoll_op_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(op_timeout_ms,
+		 "A peer silent this long while operations wait on it fails the communicator with ETIMEDOUT (default 10000)");
+
+unsigned int kcoll_max_buf_mb = 1024;
+module_param_named(max_buf_mb, kcoll_max_buf_mb, uint, 0644);
+MODULE_PARM_DESC(max_buf_mb, "Largest zero-copy buffer in MiB (default 1024)");
+
+/* Only for testing how a peer speaking another protocol version is refused. */
+unsigned int kcoll_proto_version = KCOLL_PROTO_VERSION;
+module_param_named(proto_version, kcoll_proto_version, uint, 0444);
+MODULE_PARM_DESC(proto_version,
+		 "Wire protocol version spoken (testing only; default: the module's own)");
+
+struct workqueue_struct *kcoll_wq;
+
 /**
  * kcoll_dev_name_allowed - does the devices= parameter let kcoll use this device?
  * @name: RDMA device name, e.g. "rxe0" or "mlx5_0"
@@ -45,24 +77,35 @@ bool kcoll_dev_name_allowed(const char *name)
 
 u64 kcoll_features(void)
 {
-	return KCOLL_FEAT_RDMA_DEVICES | KCOLL_FEAT_SYSFS;
+	return KCOLL_FEAT_RDMA_DEVICES | KCOLL_FEAT_SYSFS | KCOLL_FEAT_COMM | KCOLL_FEAT_P2P;
 }
 
 u64 kcoll_ioctls(void)
 {
-	return BIT_ULL(KCOLL_IOC_NR_GET_INFO);
+	return BIT_ULL(KCOLL_IOC_NR_GET_INFO) | BIT_ULL(KCOLL_IOC_NR_COMM_CREATE) |
+	       BIT_ULL(KCOLL_IOC_NR_COMM_DESTROY) | BIT_ULL(KCOLL_IOC_NR_COMM_ABORT) |
+	       BIT_ULL(KCOLL_IOC_NR_COMM_QUERY) | BIT_ULL(KCOLL_IOC_NR_P2P) |
+	       BIT_ULL(KCOLL_IOC_NR_WAIT);
 }
 
 static int __init kcoll_init(void)
 {
 	int ret;
 
+	if (kcoll_tos > 255)
+		kcoll_tos = 255;
+	kcoll_wq = alloc_workqueue("kcoll", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!kcoll_wq)
+		return -ENOMEM;
 	ret = kcoll_sysfs_init();
 	if (ret)
-		return ret;
-	ret = kcoll_ib_init();
+		goto out_wq;
+	ret = kcoll_comm_init();
 	if (ret)
 		goto out_sysfs;
+	ret = kcoll_ib_init();
+	if (ret)
+		goto out_comm;
 	ret = kcoll_chrdev_init();
 	if (ret)
 		goto out_ib;
@@ -71,8 +114,12 @@ static int __init kcoll_init(void)
 
 out_ib:
 	kcoll_ib_exit();
+out_comm:
+	kcoll_comm_exit();
 out_sysfs:
 	kcoll_sysfs_exit();
+out_wq:
+	destroy_workqueue(kcoll_wq);
 	return ret;
 }
 
@@ -80,7 +127,9 @@ static void __exit kcoll_exit(void)
 {
 	kcoll_chrdev_exit();
 	kcoll_ib_exit();
+	kcoll_comm_exit();
 	kcoll_sysfs_exit();
+	destroy_workqueue(kcoll_wq);
 	pr_info("unloaded\n");
 }
 

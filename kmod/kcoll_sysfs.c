@@ -141,6 +141,12 @@ void kcoll_sysfs_dev_rename(struct kcoll_dev *dev)
 				    dev_name(&dev->ibdev->dev), ret);
 }
 
+/* A plain directory under /sys/kernel/kcoll/, for a family of objects (comms, ...). */
+struct kobject *kcoll_sysfs_subdir(const char *name)
+{
+	return kobject_create_and_add(name, kcoll_kobj);
+}
+
 int kcoll_sysfs_init(void)
 {
 	int ret;

@@ -90,6 +90,8 @@ if [ "$flavour" = stock ]; then
 	rig/prepare.sh stock kmod/kcoll.ko || exit 1
 	run_suite node 1 300 "sh selftests/suites/node.sh"
 	run_suite smoke 3 400 "sh selftests/suites/smoke.sh"
+	run_suite cluster2 2 900 "sh selftests/suites/cluster.sh"
+	run_suite cluster4 4 1500 "sh selftests/suites/cluster.sh"
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the
 	# stock build stays as it is.
@@ -109,6 +111,7 @@ else
 	rig/prepare.sh debug "$src/kmod/kcoll.ko" || exit 1
 	run_suite node 1 1500 "sh selftests/suites/node.sh"
 	run_suite smoke 2 1500 "sh selftests/suites/smoke.sh"
+	run_suite cluster2 2 3000 "sh selftests/suites/cluster.sh"
 fi
 
 echo "== results in $out"

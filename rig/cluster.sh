@@ -66,7 +66,7 @@ RIG_MODROOT=$MODROOT
 RIG_KVER=$KVER
 RIG_TOP=$RIG_TOP
 RIG_FLAVOUR=$flavour
-RIG_JOB='$job'
+RIG_JOB=$(printf %q "$job")
 export RIG_NNODES RIG_MODROOT RIG_KVER RIG_TOP RIG_FLAVOUR
 EOT
 	append="console=ttyS0 panic=-1 panic_on_warn=1 oops=panic net.ifnames=0 $APPEND"

@@ -5,24 +5,18 @@
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root
 
-# mnt TYPE WHERE: mount unless already done.  Through 9p, the host's own /proc, /sys and
-# /dev look like mount points too (multidevs=remap), so "mounted" means "not 9p".
-mnt() {
-	if [ "$(stat -f -c %T "$2" 2>/dev/null)" = v9fs ] || ! mountpoint -q "$2"; then
-		mount -t "$1" "$1" "$2"
-	fi
-}
-mnt proc /proc
-mnt sysfs /sys
-mnt devtmpfs /dev
+# Mount everything afresh, even what the initramfs moved here: booted without one (the
+# debug kernel), /proc, /sys and /dev are the host's own seen through 9p (read-only, and
+# they even report the host's filesystem types), and a second mount of a real one is harmless.
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
 mkdir -p /dev/pts /dev/shm
-mnt devpts /dev/pts
-mnt tmpfs /dev/shm
-for d in /tmp /run /var/tmp /root; do
-	mnt tmpfs $d
-done
-mnt debugfs /sys/kernel/debug
-mnt tracefs /sys/kernel/tracing
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug
+mount -t tracefs tracefs /sys/kernel/tracing
 mkdir -p /run/rig
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 rig /run/rig
 
@@ -32,6 +26,21 @@ echo 30 >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
 node=${rig_node:-0}
 dir=/run/rig/node$node
 . "$dir/job.env"
+
+# Writable scratch where Debian expects it.  The repository itself may live below one of
+# these (a CI clone in /tmp): keep it reachable through a bind mount of the host's copy.
+mkdir -p /run/host
+for d in /tmp /var/tmp /root; do
+	mount --bind "$d" /run/host
+	mount -t tmpfs tmpfs "$d"
+	case "$RIG_TOP/" in
+	"$d"/*)
+		mkdir -p "$RIG_TOP"
+		mount --bind "/run/host${RIG_TOP#"$d"}" "$RIG_TOP"
+		;;
+	esac
+	umount -l /run/host
+done
 
 # The staged module directory (the guest kernel's modules plus kcoll's) becomes /lib/modules,
 # so plain modprobe, and the kernel's own request_module(), find everything.

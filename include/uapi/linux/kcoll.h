@@ -34,12 +34,24 @@
  * module serves command nr.  Append only.
  */
 #define KCOLL_IOC_NR_GET_INFO	0x00
+#define KCOLL_IOC_NR_COMM_CREATE	0x01
+#define KCOLL_IOC_NR_COMM_DESTROY	0x02
+#define KCOLL_IOC_NR_COMM_ABORT		0x03
+#define KCOLL_IOC_NR_COMM_QUERY		0x04
+#define KCOLL_IOC_NR_BUF_CREATE		0x05
+#define KCOLL_IOC_NR_BUF_DESTROY	0x06
+#define KCOLL_IOC_NR_P2P		0x07
+#define KCOLL_IOC_NR_WAIT		0x08
 
 /* Feature bits reported in kcoll_info.features.  Append only. */
 /* The module is an ib_client and tracks RDMA devices (always set since ABI 1). */
 #define KCOLL_FEAT_RDMA_DEVICES	(1ULL << 0)
 /* /sys/kernel/kcoll/ is populated. */
 #define KCOLL_FEAT_SYSFS	(1ULL << 1)
+/* Communicators over RDMA: COMM_CREATE, COMM_DESTROY, COMM_ABORT, COMM_QUERY. */
+#define KCOLL_FEAT_COMM		(1ULL << 2)
+/* Point-to-point send/receive: P2P and WAIT, poll() on the file. */
+#define KCOLL_FEAT_P2P		(1ULL << 3)
 
 /**
  * struct kcoll_info - argument of KCOLL_IOC_GET_INFO
@@ -70,5 +82,249 @@ struct kcoll_info {
 #define KCOLL_INFO_SIZE_VER0	96
 
 #define KCOLL_IOC_GET_INFO	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_GET_INFO)
+
+/* Communicators --------------------------------------------------------------------------- */
+
+/* Largest communicator; an nranks above it is -EINVAL. */
+#define KCOLL_MAX_RANKS		4096
+
+/**
+ * struct kcoll_sockaddr - where one rank's node accepts kcoll connections
+ * @family:	AF_INET or AF_INET6
+ * @port:	rdma_cm port, host byte order; 0 means the listen_port module parameter
+ * @scope_id:	IPv6 scope (interface index) for link-local addresses, else 0
+ * @addr:	IPv4 address in the first 4 bytes (network order), or the IPv6 address
+ *
+ * The address of the IP interface of the RDMA device that should carry the traffic: the
+ * device is whatever rdma_cm resolves the address to.
+ */
+struct kcoll_sockaddr {
+	__u16 family;
+	__u16 port;
+	__u32 scope_id;
+	__u8 addr[16];
+};
+
+/**
+ * struct kcoll_comm_create - argument of KCOLL_IOC_COMM_CREATE
+ * @size:	(input) sizeof(struct kcoll_comm_create)
+ * @flags:	(input) must be 0
+ * @comm_id:	(input) identifier shared by every rank of the communicator, not 0; the
+ *		bootstrap (libkcoll) draws it at random
+ * @rank:	(input) this rank, below @nranks
+ * @nranks:	(input) 1 to KCOLL_MAX_RANKS
+ * @peers:	(input) user pointer to @nranks struct kcoll_sockaddr, indexed by rank; entry
+ *		@rank is this rank's own address (the local end of its connections)
+ * @peer_size:	(input) sizeof(struct kcoll_sockaddr)
+ * @timeout_ms:	(input) how long to wait for every peer to connect; 0: module default
+ * @handle:	(output) the communicator's handle on this file
+ * @failed_rank: (output) on failure, the first rank no connection could be made with, else
+ *		~0U: the library names that rank's host in its error message
+ * @reserved:	must be 0
+ *
+ * Blocks until every connection is established (state ready), @timeout_ms passes, or a
+ * fatal signal arrives.
+ *
+ * Return: 0, or -EINVAL (bad flags, rank, nranks, comm_id, peer_size, address family or a
+ * duplicate address:port for two ranks), -EEXIST (this comm_id and rank already exist on the
+ * node), -EFAULT, -ENOMEM, -EADDRNOTAVAIL (own address not on an RDMA device kcoll may use),
+ * -EPERM (that device is not allowed by the devices= parameter), -EHOSTUNREACH (a peer
+ * address never resolved), -EPROTONOSUPPORT (a peer speaks another protocol version),
+ * -ECONNREFUSED (a peer rejected: mismatched communicator, rank or device), -ETIMEDOUT (a
+ * peer never accepted), -EINTR.
+ */
+struct kcoll_comm_create {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 comm_id;
+	__u32 rank;
+	__u32 nranks;
+	__aligned_u64 peers;
+	__u32 peer_size;
+	__u32 timeout_ms;
+	__u32 handle;
+	__u32 failed_rank;
+	__aligned_u64 reserved[2];
+};
+#define KCOLL_COMM_CREATE_SIZE_VER0	64
+
+/**
+ * struct kcoll_comm_arg - argument of KCOLL_IOC_COMM_DESTROY and KCOLL_IOC_COMM_ABORT
+ * @size:	(input) sizeof(struct kcoll_comm_arg)
+ * @flags:	(input) must be 0
+ * @handle:	(input) communicator handle
+ * @reserved0:	must be 0
+ *
+ * Abort fails every pending operation with -ECONNABORTED and moves the communicator to the
+ * aborted state (idempotent); destroy aborts, waits for the connections to close and frees
+ * the handle.  Return: 0, -EINVAL, -ENOENT (no such handle), -EFAULT.
+ */
+struct kcoll_comm_arg {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 reserved0;
+};
+#define KCOLL_COMM_ARG_SIZE_VER0	16
+
+/* Communicator states (kcoll_comm_query.state); see Documentation/design.rst. */
+#define KCOLL_COMM_CREATING	0
+#define KCOLL_COMM_CONNECTING	1
+#define KCOLL_COMM_READY	2
+#define KCOLL_COMM_ERROR	3
+#define KCOLL_COMM_ABORTED	4
+#define KCOLL_COMM_DESTROYED	5
+
+/**
+ * struct kcoll_comm_query - argument of KCOLL_IOC_COMM_QUERY
+ * @size, @flags, @handle: (input) as for struct kcoll_comm_arg
+ * @state:	(output) KCOLL_COMM_*
+ * @error:	(output) the sticky error (negative errno) once in error or aborted, else 0
+ * @rank, @nranks, @comm_id: (output) as created
+ * @tx_bytes, @rx_bytes, @tx_ops, @rx_ops: (output) point-to-point counters
+ * @reserved:	must be 0
+ */
+struct kcoll_comm_query {
+	__u32 size;
+	__u32 flags;
+	__u32 handle;
+	__u32 state;
+	__s32 error;
+	__u32 rank;
+	__u32 nranks;
+	__u32 reserved0;
+	__aligned_u64 comm_id;
+	__aligned_u64 tx_bytes;
+	__aligned_u64 rx_bytes;
+	__aligned_u64 tx_ops;
+	__aligned_u64 rx_ops;
+	__aligned_u64 reserved[2];
+};
+#define KCOLL_COMM_QUERY_SIZE_VER0	88
+
+/* Zero-copy collective buffers ------------------------------------------------------------ */
+
+/**
+ * struct kcoll_buf_create - argument of KCOLL_IOC_BUF_CREATE
+ * @size, @flags: (input) as usual; @flags must be 0
+ * @comm:	(input) communicator handle; every rank must create its buffers in the same
+ *		order and with the same @length (collective call)
+ * @handle:	(output) buffer handle on this communicator
+ * @length:	(input) bytes, 1 to the module's max_buf_size; rounded up to pages
+ * @mmap_offset: (output) pass to mmap() on the same file to map the buffer
+ * @reserved:	must be 0
+ *
+ * The pages are charged to RLIMIT_MEMLOCK of the caller unless it has CAP_IPC_LOCK.
+ * Return: 0, -EINVAL, -ENOENT, -ENOMEM, -EFAULT, -ENOTCONN (communicator not ready), the
+ * communicator's sticky error, -ETIMEDOUT (a peer did not create its buffer).
+ */
+struct kcoll_buf_create {
+	__u32 size;
+	__u32 flags;
+	__u32 comm;
+	__u32 handle;
+	__aligned_u64 length;
+	__aligned_u64 mmap_offset;
+	__aligned_u64 reserved[2];
+};
+#define KCOLL_BUF_CREATE_SIZE_VER0	48
+
+/**
+ * struct kcoll_buf_arg - argument of KCOLL_IOC_BUF_DESTROY
+ * @size, @flags: as usual
+ * @comm, @handle: (input) the buffer
+ *
+ * Pages stay until the last mapping is gone.  Return: 0, -EINVAL, -ENOENT, -EBUSY (an
+ * operation in flight uses it), -EFAULT.
+ */
+struct kcoll_buf_arg {
+	__u32 size;
+	__u32 flags;
+	__u32 comm;
+	__u32 handle;
+};
+#define KCOLL_BUF_ARG_SIZE_VER0		16
+
+/* Point-to-point ------------------------------------------------------------------------ */
+
+#define KCOLL_P2P_SEND		(1U << 0)	/* exactly one of SEND and RECV */
+#define KCOLL_P2P_RECV		(1U << 1)
+#define KCOLL_P2P_NONBLOCK	(1U << 2)	/* return a request id; see KCOLL_IOC_WAIT */
+#define KCOLL_P2P_BUF		(1U << 3)	/* @addr is an offset in buffer @buf */
+#define KCOLL_P2P_FLAGS		(KCOLL_P2P_SEND | KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK | \
+				 KCOLL_P2P_BUF)
+
+/**
+ * struct kcoll_p2p - argument of KCOLL_IOC_P2P: one send or receive
+ * @size:	(input) sizeof(struct kcoll_p2p)
+ * @flags:	(input) KCOLL_P2P_*
+ * @comm:	(input) communicator handle
+ * @peer:	(input) the other rank
+ * @addr:	(input) user pointer, or with KCOLL_P2P_BUF a byte offset in buffer @buf
+ * @len:	(input) bytes to send, or the capacity of the receive
+ * @buf:	(input) buffer handle with KCOLL_P2P_BUF, else 0
+ * @timeout_ms:	(input) blocking calls: give up after this long and fail the communicator
+ *		(0: no limit; a dead peer is detected within the module's op_timeout_ms)
+ * @req:	(output) with KCOLL_P2P_NONBLOCK, the request id to wait for
+ * @result:	(output) blocking receive: bytes received
+ * @reserved:	must be 0
+ *
+ * Sends and receives between two ranks match in the order they are posted.  A message
+ * larger than the matching receive fails both sides with -EMSGSIZE.
+ * Return: 0, -EINVAL, -ENOENT, -EFAULT, -ENOMEM, -ENOTCONN, -ETIMEDOUT, -EINTR, -EMSGSIZE,
+ * -ECONNRESET (the peer went away), -ECONNABORTED (aborted), -EAGAIN (too many requests in
+ * flight).
+ */
+struct kcoll_p2p {
+	__u32 size;
+	__u32 flags;
+	__u32 comm;
+	__u32 peer;
+	__aligned_u64 addr;
+	__aligned_u64 len;
+	__u32 buf;
+	__u32 timeout_ms;
+	__aligned_u64 req;
+	__aligned_u64 result;
+	__aligned_u64 reserved[2];
+};
+#define KCOLL_P2P_SIZE_VER0		72
+
+/**
+ * struct kcoll_wait - argument of KCOLL_IOC_WAIT: wait for a non-blocking request
+ * @size, @flags: as usual; @flags must be 0
+ * @comm:	(input) communicator handle
+ * @timeout_ms:	(input) 0: do not wait, just test; ~0U: no limit (a dead peer is
+ *		detected within the module's op_timeout_ms)
+ * @req:	(input) request id
+ * @status:	(output) 0, or the request's negative errno
+ * @result:	(output) bytes moved
+ *
+ * A completed request is consumed by the wait that reports it.  poll() on the file reports
+ * POLLIN while any request of any communicator on it has completed and not been waited for.
+ * Return: 0 (the request is done; see @status), -EAGAIN (still in flight after @timeout_ms),
+ * -ENOENT (unknown or already consumed), -EINVAL, -EFAULT, -EINTR.
+ */
+struct kcoll_wait {
+	__u32 size;
+	__u32 flags;
+	__u32 comm;
+	__u32 timeout_ms;
+	__aligned_u64 req;
+	__s32 status;
+	__u32 reserved0;
+	__aligned_u64 result;
+	__aligned_u64 reserved[2];
+};
+#define KCOLL_WAIT_SIZE_VER0		56
+
+#define KCOLL_IOC_COMM_CREATE	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_COMM_CREATE)
+#define KCOLL_IOC_COMM_DESTROY	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_COMM_DESTROY)
+#define KCOLL_IOC_COMM_ABORT	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_COMM_ABORT)
+#define KCOLL_IOC_COMM_QUERY	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_COMM_QUERY)
+#define KCOLL_IOC_BUF_CREATE	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_BUF_CREATE)
+#define KCOLL_IOC_BUF_DESTROY	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_BUF_DESTROY)
+#define KCOLL_IOC_P2P		_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_P2P)
+#define KCOLL_IOC_WAIT		_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_WAIT)
 
 #endif /* _UAPI_LINUX_KCOLL_H */

@@ -1,0 +1,780 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Communicators: creation from a peer table, the state machine, abort and destroy.
+ *
+ * States (KCOLL_COMM_* in the uAPI; Documentation/design.rst has the diagram):
+ *
+ *   CREATING --(addresses checked, device found, listener up)--> CONNECTING
+ *   CONNECTING --(every peer connected)--> READY
+ *   CONNECTING, READY --(peer lost, timeout, device gone)--> ERROR
+ *   any but DESTROYED --(COMM_ABORT, admin abort)--> ABORTED
+ *   any --(COMM_DESTROY, close of the file)--> DESTROYED
+ *
+ * ERROR and ABORTED are sticky: every pending and later operation fails with the stored
+ * error.  Leaving CONNECTING/READY queues shutdown_work, which disconnects and drains every
+ * QP and only then releases the memory operations were using.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <net/net_namespace.h>
+
+#include "kcoll.h"
+
+/* Every comm on the node (admins see them all); guarded by kcoll_comms_mutex. */
+static LIST_HEAD(kcoll_comms);
+static DEFINE_MUTEX(kcoll_comms_mutex);
+static unsigned int kcoll_ncomms;
+static struct kobject *kcoll_comms_kobj;
+
+static const char *const kcoll_comm_state_names[] = {
+	[KCOLL_COMM_CREATING]	= "creating",
+	[KCOLL_COMM_CONNECTING]	= "connecting",
+	[KCOLL_COMM_READY]	= "ready",
+	[KCOLL_COMM_ERROR]	= "error",
+	[KCOLL_COMM_ABORTED]	= "aborted",
+	[KCOLL_COMM_DESTROYED]	= "destroyed",
+};
+
+unsigned int kcoll_comm_count(void)
+{
+	return READ_ONCE(kcoll_ncomms);
+}
+
+static inline struct kcoll_comm *to_kcoll_comm(struct kobject *kobj)
+{
+	return container_of(kobj, struct kcoll_comm, kobj);
+}
+
+void kcoll_comm_get(struct kcoll_comm *comm)
+{
+	kobject_get(&comm->kobj);
+}
+
+void kcoll_comm_put(struct kcoll_comm *comm)
+{
+	kobject_put(&comm->kobj);
+}
+
+/* sysfs: /sys/kernel/kcoll/comms/<comm_id>-<rank>/ */
+
+static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  kcoll_comm_state_names[READ_ONCE(to_kcoll_comm(kobj)->state)]);
+}
+
+static ssize_t error_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(to_kcoll_comm(kobj)->error));
+}
+
+#define KCOLL_COMM_ATTR_U64(name, expr)						\
+static ssize_t name##_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf) \
+{										\
+	struct kcoll_comm *comm = to_kcoll_comm(kobj);				\
+										\
+	return sysfs_emit(buf, "%llu\n", (unsigned long long)(expr));		\
+}										\
+static struct kobj_attribute kcoll_comm_attr_##name = __ATTR_RO(name)
+
+KCOLL_COMM_ATTR_U64(rank, comm->rank);
+KCOLL_COMM_ATTR_U64(nranks, comm->nranks);
+KCOLL_COMM_ATTR_U64(owner_pid, comm->owner_pid);
+KCOLL_COMM_ATTR_U64(peers_connected, READ_ONCE(comm->nup));
+KCOLL_COMM_ATTR_U64(tx_bytes, atomic64_read(&comm->tx_bytes));
+KCOLL_COMM_ATTR_U64(rx_bytes, atomic64_read(&comm->rx_bytes));
+KCOLL_COMM_ATTR_U64(tx_ops, atomic64_read(&comm->tx_ops));
+KCOLL_COMM_ATTR_U64(rx_ops, atomic64_read(&comm->rx_ops));
+
+static struct kobj_attribute kcoll_comm_attr_state = __ATTR_RO(state);
+static struct kobj_attribute kcoll_comm_attr_error = __ATTR_RO(error);
+
+static struct attribute *kcoll_comm_attrs[] = {
+	&kcoll_comm_attr_state.attr,
+	&kcoll_comm_attr_error.attr,
+	&kcoll_comm_attr_rank.attr,
+	&kcoll_comm_attr_nranks.attr,
+	&kcoll_comm_attr_owner_pid.attr,
+	&kcoll_comm_attr_peers_connected.attr,
+	&kcoll_comm_attr_tx_bytes.attr,
+	&kcoll_comm_attr_rx_bytes.attr,
+	&kcoll_comm_attr_tx_ops.attr,
+	&kcoll_comm_attr_rx_ops.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(kcoll_comm);
+
+/* The last reference: every hardware resource is gone already (kcoll_comm_destroy()). */
+static void kcoll_comm_release(struct kobject *kobj)
+{
+	struct kcoll_comm *comm = to_kcoll_comm(kobj);
+
+	xa_destroy(&comm->bufs);
+	kfree(comm->addrs);
+	if (comm->net)
+		put_net(comm->net);
+	kfree(comm);
+}
+
+static const struct kobj_type kcoll_comm_ktype = {
+	.release	= kcoll_comm_release,
+	.sysfs_ops	= &kobj_sysfs_ops,
+	.default_groups	= kcoll_comm_groups,
+};
+
+/**
+ * kcoll_comm_find_get - the comm of a namespace with a comm id and rank, referenced
+ * @net:	network namespace
+ * @comm_id:	communicator id
+ * @rank:	rank on this node
+ *
+ * Used by the listener to route a connect request.  Return: the comm or NULL.
+ */
+struct kcoll_comm *kcoll_comm_find_get(struct net *net, u64 comm_id, u32 rank)
+{
+	struct kcoll_comm *comm;
+
+	mutex_lock(&kcoll_comms_mutex);
+	list_for_each_entry(comm, &kcoll_comms, list) {
+		if (comm->comm_id == comm_id && comm->rank == rank && net_eq(comm->net, net)) {
+			kcoll_comm_get(comm);
+			mutex_unlock(&kcoll_comms_mutex);
+			return comm;
+		}
+	}
+	mutex_unlock(&kcoll_comms_mutex);
+	return NULL;
+}
+
+struct kcoll_comm *kcoll_comm_lookup(struct kcoll_ctx *ctx, u32 handle)
+{
+	struct kcoll_comm *comm;
+
+	mutex_lock(&ctx->lock);
+	comm = xa_load(&ctx->comms, handle);
+	if (comm)
+		kcoll_comm_get(comm);
+	mutex_unlock(&ctx->lock);
+	return comm;
+}
+
+/*
+ * Fail every request still queued on the comm's connections.  Their memory stays until
+ * shutdown has drained the QPs.
+ */
+static void kcoll_comm_fail_reqs(struct kcoll_comm *comm)
+{
+	struct kcoll_req *req, *tmp;
+	u32 i;
+
+	lockdep_assert_held(&comm->lock);
+	for (i = 0; i < comm->nranks; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+
+		list_for_each_entry_safe(req, tmp, &conn->sendq, qlist)
+			kcoll_req_complete(req, comm->error, 0);
+		list_for_each_entry_safe(req, tmp, &conn->recvq, qlist)
+			kcoll_req_complete(req, comm->error, 0);
+	}
+}
+
+static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u32 rank)
+{
+	lockdep_assert_held(&comm->lock);
+	if (comm->state >= KCOLL_COMM_ERROR)
+		return;
+	if (comm->state != KCOLL_COMM_CREATING)
+		pr_info("comm %llx rank %u: %s (%d)%s\n", comm->comm_id, comm->rank,
+			kcoll_comm_state_names[state], err, rank < comm->nranks ? " with a peer" : "");
+	comm->state = state;
+	comm->error = err;
+	if (rank < comm->nranks && comm->failed_rank == U32_MAX)
+		comm->failed_rank = rank;
+	kcoll_comm_fail_reqs(comm);
+	wake_up_all(&comm->wq);
+	queue_work(kcoll_wq, &comm->shutdown_work);
+}
+
+/**
+ * kcoll_comm_fail - move a comm to the error state with a sticky error (first error wins)
+ * @comm:	the communicator
+ * @err:	negative errno every pending and later operation fails with
+ * @rank:	the peer involved, or U32_MAX
+ *
+ * Context: any process context without comm->lock.
+ */
+void kcoll_comm_fail(struct kcoll_comm *comm, int err, u32 rank)
+{
+	spin_lock_bh(&comm->lock);
+	kcoll_comm_set_error(comm, KCOLL_COMM_ERROR, err, rank);
+	spin_unlock_bh(&comm->lock);
+}
+
+/* kcoll_comm_fail() for callers that hold comm->lock. */
+void kcoll_comm_set_error_locked(struct kcoll_comm *comm, int err, u32 rank)
+{
+	kcoll_comm_set_error(comm, KCOLL_COMM_ERROR, err, rank);
+}
+
+static void kcoll_comm_abort(struct kcoll_comm *comm)
+{
+	spin_lock_bh(&comm->lock);
+	kcoll_comm_set_error(comm, KCOLL_COMM_ABORTED, -ECONNABORTED, U32_MAX);
+	spin_unlock_bh(&comm->lock);
+}
+
+void kcoll_buf_shutdown(struct kcoll_comm *comm);
+
+/*
+ * Release every hardware resource: connections (disconnected and drained first), the
+ * memory of requests, buffer registrations, the PD and the device reference.  Idempotent;
+ * the comm stays as a shell that still answers queries.
+ */
+static void kcoll_comm_shutdown(struct kcoll_comm *comm)
+{
+	struct kcoll_req *req;
+	u32 i;
+
+	for (i = 0; i < comm->nranks; i++)
+		cancel_delayed_work_sync(&comm->conns[i].retry_work);
+	cancel_delayed_work_sync(&comm->watchdog);
+
+	mutex_lock(&comm->teardown_mutex);
+	if (comm->shut) {
+		mutex_unlock(&comm->teardown_mutex);
+		return;
+	}
+	for (i = 0; i < comm->nranks; i++)
+		kcoll_conn_teardown(&comm->conns[i]);
+
+	/* Drained: whatever requests still hold may now be released. */
+	spin_lock_bh(&comm->lock);
+	list_for_each_entry(req, &comm->reqs, all) {
+		if (!req->hw_queued) {
+			req->hw_queued = true;
+			queue_work(kcoll_wq, &req->hw_work);
+		}
+	}
+	spin_unlock_bh(&comm->lock);
+	wait_event(comm->wq, !atomic_read(&comm->nhw));
+	/* The last hw_work drops the lock after it woke us: let it leave the comm. */
+	spin_lock_bh(&comm->lock);
+	spin_unlock_bh(&comm->lock);
+
+	kcoll_buf_shutdown(comm);
+	if (comm->pd) {
+		ib_dealloc_pd(comm->pd);
+		comm->pd = NULL;
+	}
+	if (comm->dev) {
+		kcoll_dev_put(comm->dev);
+		comm->dev = NULL;
+	}
+	if (comm->listener) {
+		kcoll_listener_put(comm->listener);
+		comm->listener = NULL;
+	}
+	comm->shut = true;
+	mutex_unlock(&comm->teardown_mutex);
+}
+
+static void kcoll_comm_shutdown_work(struct work_struct *work)
+{
+	kcoll_comm_shutdown(container_of(work, struct kcoll_comm, shutdown_work));
+}
+
+/**
+ * kcoll_comm_shutdown_dev - ib_client remove(): shut down every comm on a device
+ * @dev:	the device going away
+ *
+ * Their users get -ENODEV; the comms stay as shells until their owners destroy them.
+ */
+void kcoll_comm_shutdown_dev(struct kcoll_dev *dev)
+{
+	struct kcoll_comm *comm, **victims;
+	unsigned int n = 0, i;
+
+	mutex_lock(&kcoll_comms_mutex);
+	victims = kcalloc(kcoll_ncomms + 1, sizeof(*victims), GFP_KERNEL | __GFP_NOFAIL);
+	list_for_each_entry(comm, &kcoll_comms, list) {
+		if (READ_ONCE(comm->dev) == dev) {
+			kcoll_comm_get(comm);
+			victims[n++] = comm;
+		}
+	}
+	mutex_unlock(&kcoll_comms_mutex);
+	for (i = 0; i < n; i++) {
+		kcoll_comm_fail(victims[i], -ENODEV, U32_MAX);
+		flush_work(&victims[i]->shutdown_work);
+		kcoll_comm_shutdown(victims[i]);
+		kcoll_comm_put(victims[i]);
+	}
+	kfree(victims);
+}
+
+/* Destroy: abort, shut down, unlist, drop the table's reference. */
+static void kcoll_comm_destroy(struct kcoll_comm *comm)
+{
+	kcoll_comm_abort(comm);
+	flush_work(&comm->shutdown_work);
+	kcoll_comm_shutdown(comm);
+	spin_lock_bh(&comm->lock);
+	comm->state = KCOLL_COMM_DESTROYED;
+	spin_unlock_bh(&comm->lock);
+	mutex_lock(&kcoll_comms_mutex);
+	if (!list_empty(&comm->list)) {
+		list_del_init(&comm->list);
+		kcoll_ncomms--;
+	}
+	mutex_unlock(&kcoll_comms_mutex);
+	if (comm->kobj.state_in_sysfs)
+		kobject_del(&comm->kobj);
+	kcoll_comm_put(comm);
+}
+
+static int kcoll_sockaddr_from_uapi(const struct kcoll_sockaddr *u, struct sockaddr_storage *ss)
+{
+	u16 port = u->port ? u->port : kcoll_listen_port;
+
+	memset(ss, 0, sizeof(*ss));
+	switch (u->family) {
+	case AF_INET: {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		if (u->scope_id || memchr_inv(u->addr + 4, 0, 12))
+			return -EINVAL;
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		memcpy(&sin->sin_addr, u->addr, 4);
+		return sin->sin_addr.s_addr == htonl(INADDR_ANY) ? -EINVAL : 0;
+	}
+	case AF_INET6: {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		sin6->sin6_scope_id = u->scope_id;
+		memcpy(&sin6->sin6_addr, u->addr, 16);
+		return ipv6_addr_any(&sin6->sin6_addr) ? -EINVAL : 0;
+	}
+	default:
+		return -EINVAL;
+	}
+}
+
+/*
+ * Read and check the peer table.  Equal entries are legal: ranks on one node share its
+ * address and listener, which tells them apart by the rank in the hello.
+ */
+static int kcoll_comm_read_peers(struct kcoll_comm *comm, const struct kcoll_comm_create *arg)
+{
+	struct kcoll_sockaddr u;
+	u32 i;
+	int ret;
+
+	if (arg->peer_size < sizeof(u))
+		return -EINVAL;
+	comm->addrs = kvcalloc(arg->nranks, sizeof(*comm->addrs), GFP_KERNEL);
+	if (!comm->addrs)
+		return -ENOMEM;
+	for (i = 0; i < arg->nranks; i++) {
+		ret = copy_struct_from_user(&u, sizeof(u),
+					    u64_to_user_ptr(arg->peers + (u64)i * arg->peer_size),
+					    arg->peer_size);
+		if (ret)
+			return ret;
+		ret = kcoll_sockaddr_from_uapi(&u, &comm->addrs[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The probe id below gets no event worth acting on. */
+static int kcoll_probe_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	return 0;
+}
+
+/* Which device carries this rank's traffic: the one its own address belongs to. */
+static int kcoll_comm_find_dev(struct kcoll_comm *comm)
+{
+	struct sockaddr_storage own = comm->addrs[comm->rank];
+	struct rdma_cm_id *probe;
+	struct kcoll_dev *dev;
+	int ret;
+
+	if (own.ss_family == AF_INET)
+		((struct sockaddr_in *)&own)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&own)->sin6_port = 0;
+	probe = rdma_create_id(comm->net, kcoll_probe_handler, NULL, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(probe))
+		return PTR_ERR(probe);
+	ret = rdma_bind_addr(probe, (struct sockaddr *)&own);
+	if (ret || !probe->device) {
+		ret = -EADDRNOTAVAIL;
+		goto out_destroy;
+	}
+	dev = kcoll_dev_get_by_ibdev(probe->device);
+	if (!dev) {
+		ret = -EADDRNOTAVAIL;
+		goto out_destroy;
+	}
+	if (!dev->allowed) {
+		kcoll_dev_put(dev);
+		ret = -EPERM;
+		goto out_destroy;
+	}
+	comm->dev = dev;
+	ret = 0;
+out_destroy:
+	rdma_destroy_id(probe);
+	return ret;
+}
+
+static int kcoll_comm_check_arg(const struct kcoll_comm_create *arg)
+{
+	if (arg->flags || arg->reserved[0] || arg->reserved[1] || arg->failed_rank ||
+	    arg->handle)
+		return -EINVAL;
+	if (!arg->comm_id || !arg->nranks || arg->nranks > KCOLL_MAX_RANKS ||
+	    arg->rank >= arg->nranks)
+		return -EINVAL;
+	return 0;
+}
+
+/* List the comm on the node unless this comm id and rank exist already. */
+static int kcoll_comm_publish(struct kcoll_comm *comm)
+{
+	struct kcoll_comm *other;
+	int ret;
+
+	mutex_lock(&kcoll_comms_mutex);
+	list_for_each_entry(other, &kcoll_comms, list) {
+		if (other->comm_id == comm->comm_id && other->rank == comm->rank &&
+		    net_eq(other->net, comm->net)) {
+			mutex_unlock(&kcoll_comms_mutex);
+			return -EEXIST;
+		}
+	}
+	ret = kobject_add(&comm->kobj, kcoll_comms_kobj, "%016llx-%u", comm->comm_id,
+			  comm->rank);
+	if (!ret) {
+		list_add_tail(&comm->list, &kcoll_comms);
+		kcoll_ncomms++;
+	}
+	mutex_unlock(&kcoll_comms_mutex);
+	return ret;
+}
+
+static struct kcoll_comm *kcoll_comm_alloc(const struct kcoll_comm_create *arg)
+{
+	struct kcoll_comm *comm;
+	u32 i;
+
+	comm = kvzalloc(struct_size(comm, conns, arg->nranks), GFP_KERNEL);
+	if (!comm)
+		return NULL;
+	kobject_init(&comm->kobj, &kcoll_comm_ktype);
+	comm->comm_id = arg->comm_id;
+	comm->rank = arg->rank;
+	comm->nranks = arg->nranks;
+	comm->owner_pid = task_tgid_nr(current);
+	comm->failed_rank = U32_MAX;
+	comm->state = KCOLL_COMM_CREATING;
+	INIT_LIST_HEAD(&comm->list);
+	INIT_LIST_HEAD(&comm->reqs);
+	mutex_init(&comm->teardown_mutex);
+	spin_lock_init(&comm->lock);
+	init_waitqueue_head(&comm->wq);
+	INIT_DELAYED_WORK(&comm->watchdog, kcoll_comm_watchdog);
+	INIT_WORK(&comm->shutdown_work, kcoll_comm_shutdown_work);
+	xa_init_flags(&comm->bufs, XA_FLAGS_ALLOC1);
+	for (i = 0; i < arg->nranks; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+
+		conn->comm = comm;
+		conn->peer = i;
+		INIT_DELAYED_WORK(&conn->retry_work, kcoll_conn_retry_work);
+		INIT_LIST_HEAD(&conn->tx_free);
+		INIT_LIST_HEAD(&conn->sendq);
+		INIT_LIST_HEAD(&conn->recvq);
+		INIT_LIST_HEAD(&conn->cts_early);
+		INIT_LIST_HEAD(&conn->buf_early);
+	}
+	return comm;
+}
+
+/* Why the comm did not become ready, for the caller: the first peer that is not up. */
+static int kcoll_comm_connect_error(struct kcoll_comm *comm, u32 *failed_rank)
+{
+	int err;
+	u32 i;
+
+	spin_lock_bh(&comm->lock);
+	err = comm->error;
+	*failed_rank = comm->failed_rank;
+	if (!err) {
+		err = -ETIMEDOUT;
+		for (i = 0; i < comm->nranks; i++) {
+			if (i != comm->rank && comm->conns[i].state != KCOLL_CONN_UP) {
+				*failed_rank = i;
+				if (comm->conns[i].last_err == -EHOSTUNREACH)
+					err = -EHOSTUNREACH;
+				break;
+			}
+		}
+		kcoll_comm_set_error(comm, KCOLL_COMM_ERROR, err, *failed_rank);
+	}
+	spin_unlock_bh(&comm->lock);
+	return err;
+}
+
+long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
+{
+	struct kcoll_comm_create arg;
+	struct kcoll_comm *comm;
+	unsigned long timeout;
+	u32 usize, i, handle;
+	int ret;
+
+	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_COMM_CREATE_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	ret = kcoll_comm_check_arg(&arg);
+	if (ret)
+		return ret;
+	comm = kcoll_comm_alloc(&arg);
+	if (!comm)
+		return -ENOMEM;
+	comm->net = get_net(current->nsproxy->net_ns);
+	ret = kcoll_comm_read_peers(comm, &arg);
+	if (ret)
+		goto out_put;
+
+	if (comm->nranks > 1) {
+		struct sockaddr_storage *own = &comm->addrs[comm->rank];
+		u16 port = ntohs(own->ss_family == AF_INET ?
+				 ((struct sockaddr_in *)own)->sin_port :
+				 ((struct sockaddr_in6 *)own)->sin6_port);
+
+		ret = kcoll_comm_find_dev(comm);
+		if (ret)
+			goto out_put;
+		comm->pd = ib_alloc_pd(comm->dev->ibdev, 0);
+		if (IS_ERR(comm->pd)) {
+			ret = PTR_ERR(comm->pd);
+			comm->pd = NULL;
+			goto out_shutdown;
+		}
+		comm->listener = kcoll_listener_get(comm->net, port);
+		if (IS_ERR(comm->listener)) {
+			ret = PTR_ERR(comm->listener);
+			comm->listener = NULL;
+			goto out_shutdown;
+		}
+	}
+
+	mutex_lock(&ctx->lock);
+	ret = xa_alloc_cyclic(&ctx->comms, &handle, comm, xa_limit_31b, &ctx->next_comm,
+			      GFP_KERNEL);
+	mutex_unlock(&ctx->lock);
+	if (ret < 0)
+		goto out_shutdown;
+	kcoll_comm_get(comm);		/* the handle table's reference */
+	comm->ctx = ctx;
+	comm->handle = handle;
+
+	spin_lock_bh(&comm->lock);
+	comm->state = comm->nranks > 1 ? KCOLL_COMM_CONNECTING : KCOLL_COMM_READY;
+	comm->was_ready = comm->nranks == 1;
+	spin_unlock_bh(&comm->lock);
+	ret = kcoll_comm_publish(comm);
+	if (ret)
+		goto out_unhandle;
+
+	mutex_lock(&comm->teardown_mutex);
+	for (i = 0; i < comm->rank; i++) {
+		ret = kcoll_conn_connect(&comm->conns[i]);
+		if (ret) {
+			kcoll_comm_fail(comm, ret, i);
+			break;
+		}
+	}
+	mutex_unlock(&comm->teardown_mutex);
+	timeout = msecs_to_jiffies(arg.timeout_ms ? arg.timeout_ms : kcoll_connect_timeout_ms);
+	ret = wait_event_killable_timeout(comm->wq,
+					  READ_ONCE(comm->state) != KCOLL_COMM_CONNECTING, timeout);
+	if (ret < 0) {
+		kcoll_comm_fail(comm, -EINTR, U32_MAX);
+		ret = -EINTR;
+		arg.failed_rank = U32_MAX;
+		goto out_destroy;
+	}
+	/*
+	 * A comm that became ready is created, even if a peer already left again (a fast
+	 * peer may destroy its end before this thread wakes up): the sticky error shows on
+	 * the first operation.
+	 */
+	if (!READ_ONCE(comm->was_ready)) {
+		ret = kcoll_comm_connect_error(comm, &arg.failed_rank);
+		goto out_destroy;
+	}
+	arg.handle = handle;
+	arg.failed_rank = U32_MAX;
+	ret = kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
+	if (ret)
+		goto out_destroy;
+	kcoll_comm_put(comm);
+	return 0;
+
+out_destroy:
+	/* Tell the caller which peer failed; the error itself is the return value. */
+	if (usize >= offsetofend(struct kcoll_comm_create, failed_rank))
+		put_user(arg.failed_rank,
+			 (u32 __user *)(uarg + offsetof(struct kcoll_comm_create, failed_rank)));
+out_unhandle:
+	mutex_lock(&ctx->lock);
+	xa_erase(&ctx->comms, handle);
+	mutex_unlock(&ctx->lock);
+	kcoll_comm_destroy(comm);	/* drops the table's reference */
+	kcoll_comm_put(comm);
+	return ret;
+
+out_shutdown:
+	kcoll_comm_shutdown(comm);
+out_put:
+	kcoll_comm_put(comm);
+	return ret;
+}
+
+/* Remove a handle from the table; the caller owns the table's reference after. */
+static struct kcoll_comm *kcoll_comm_unhandle(struct kcoll_ctx *ctx, u32 handle)
+{
+	struct kcoll_comm *comm;
+
+	mutex_lock(&ctx->lock);
+	comm = xa_erase(&ctx->comms, handle);
+	mutex_unlock(&ctx->lock);
+	return comm;
+}
+
+static int kcoll_comm_arg_in(struct kcoll_comm_arg *arg, void __user *uarg)
+{
+	u32 usize;
+	int ret;
+
+	ret = kcoll_uarg_copy_in(arg, sizeof(*arg), KCOLL_COMM_ARG_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg->flags || arg->reserved0)
+		return -EINVAL;
+	return 0;
+}
+
+long kcoll_ioctl_comm_destroy(struct kcoll_ctx *ctx, void __user *uarg)
+{
+	struct kcoll_comm_arg arg;
+	struct kcoll_comm *comm;
+	int ret;
+
+	ret = kcoll_comm_arg_in(&arg, uarg);
+	if (ret)
+		return ret;
+	comm = kcoll_comm_unhandle(ctx, arg.handle);
+	if (!comm)
+		return -ENOENT;
+	kcoll_comm_destroy(comm);
+	return 0;
+}
+
+long kcoll_ioctl_comm_abort(struct kcoll_ctx *ctx, void __user *uarg)
+{
+	struct kcoll_comm_arg arg;
+	struct kcoll_comm *comm;
+	int ret;
+
+	ret = kcoll_comm_arg_in(&arg, uarg);
+	if (ret)
+		return ret;
+	comm = kcoll_comm_lookup(ctx, arg.handle);
+	if (!comm)
+		return -ENOENT;
+	kcoll_comm_abort(comm);
+	kcoll_comm_put(comm);
+	return 0;
+}
+
+long kcoll_ioctl_comm_query(struct kcoll_ctx *ctx, void __user *uarg)
+{
+	struct kcoll_comm_query q;
+	struct kcoll_comm *comm;
+	u32 usize, handle;
+	int ret;
+
+	ret = kcoll_uarg_copy_in(&q, sizeof(q), KCOLL_COMM_QUERY_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (q.flags || q.reserved0 || q.reserved[0] || q.reserved[1])
+		return -EINVAL;
+	handle = q.handle;
+	comm = kcoll_comm_lookup(ctx, handle);
+	if (!comm)
+		return -ENOENT;
+	memset(&q, 0, sizeof(q));
+	q.size = usize;
+	q.handle = handle;
+	spin_lock_bh(&comm->lock);
+	q.state = comm->state;
+	q.error = comm->error;
+	spin_unlock_bh(&comm->lock);
+	q.rank = comm->rank;
+	q.nranks = comm->nranks;
+	q.comm_id = comm->comm_id;
+	q.tx_bytes = atomic64_read(&comm->tx_bytes);
+	q.rx_bytes = atomic64_read(&comm->rx_bytes);
+	q.tx_ops = atomic64_read(&comm->tx_ops);
+	q.rx_ops = atomic64_read(&comm->rx_ops);
+	kcoll_comm_put(comm);
+	return kcoll_uarg_copy_out(uarg, usize, &q, sizeof(q));
+}
+
+/* File release: every comm of the file goes, connections first. */
+void kcoll_ctx_destroy_comms(struct kcoll_ctx *ctx)
+{
+	struct kcoll_comm *comm;
+	unsigned long handle;
+
+	kcoll_ctx_drop_reqs(ctx);
+	xa_for_each(&ctx->comms, handle, comm) {
+		comm = kcoll_comm_unhandle(ctx, handle);
+		if (comm)
+			kcoll_comm_destroy(comm);
+	}
+}
+
+int kcoll_comm_init(void)
+{
+	kcoll_comms_kobj = kcoll_sysfs_subdir("comms");
+	return kcoll_comms_kobj ? 0 : -ENOMEM;
+}
+
+void kcoll_comm_exit(void)
+{
+	/* Files pin the module, so every comm is gone by now. */
+	if (!list_empty(&kcoll_comms))
+		pr_err("unloading with communicators left\n");
+	kobject_put(kcoll_comms_kobj);
+}
+
+/* Zero-copy buffers are not in this version of the module: nothing to release. */
+void kcoll_buf_shutdown(struct kcoll_comm *comm)
+{
+}

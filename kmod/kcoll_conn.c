@@ -1,0 +1,660 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One RC connection to a peer rank: rdma_cm connect (active side) or accept (passive side),
+ * the QP and its CQ, and the control messages that travel on it.
+ *
+ * Every callback here runs in process context: rdma_cm handlers in its work queue, CQ
+ * completions in ib_comp_wq (IB_POLL_WORKQUEUE).  State is guarded by comm->lock; nothing
+ * sleeps under it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+
+#include "kcoll.h"
+
+/* Retry a refused or unreachable connect this often until the comm's deadline. */
+#define KCOLL_RETRY_MS		200
+#define KCOLL_RESOLVE_MS	2000
+
+static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc);
+static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+
+static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kcoll_conn *conn = container_of(wc->wr_cqe, struct kcoll_conn, wr_cqe);
+	struct kcoll_comm *comm = conn->comm;
+
+	spin_lock_bh(&comm->lock);
+	conn->sq_free++;
+	if (wc->status == IB_WC_SUCCESS)
+		conn->last_ok = jiffies;
+	spin_unlock_bh(&comm->lock);
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_err_ratelimited("comm %llx: rank %u: write to rank %u failed: %s\n",
+					   comm->comm_id, comm->rank, conn->peer,
+					   ib_wc_status_msg(wc->status));
+		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
+		return;
+	}
+	kcoll_p2p_progress(conn);
+}
+
+static void kcoll_conn_free_ctrl(struct kcoll_conn *conn)
+{
+	struct ib_device *ibdev = conn->comm->dev->ibdev;
+	int i;
+
+	for (i = 0; conn->rx && i < KCOLL_RX_DEPTH; i++) {
+		if (conn->rx[i].msg) {
+			ib_dma_unmap_single(ibdev, conn->rx[i].dma, KCOLL_WIRE_MSG_SIZE,
+					    DMA_FROM_DEVICE);
+			kfree(conn->rx[i].msg);
+		}
+	}
+	for (i = 0; conn->tx && i < KCOLL_TX_CTRL; i++) {
+		if (conn->tx[i].msg) {
+			ib_dma_unmap_single(ibdev, conn->tx[i].dma, KCOLL_WIRE_MSG_SIZE,
+					    DMA_TO_DEVICE);
+			kfree(conn->tx[i].msg);
+		}
+	}
+	kfree(conn->rx);
+	kfree(conn->tx);
+	conn->rx = NULL;
+	conn->tx = NULL;
+}
+
+static int kcoll_ctrl_init(struct kcoll_conn *conn, struct kcoll_ctrl *c,
+			   enum dma_data_direction dir)
+{
+	struct ib_device *ibdev = conn->comm->dev->ibdev;
+
+	c->conn = conn;
+	c->msg = kzalloc(KCOLL_WIRE_MSG_SIZE, GFP_KERNEL);
+	if (!c->msg)
+		return -ENOMEM;
+	c->dma = ib_dma_map_single(ibdev, c->msg, KCOLL_WIRE_MSG_SIZE, dir);
+	if (ib_dma_mapping_error(ibdev, c->dma)) {
+		kfree(c->msg);
+		c->msg = NULL;
+		return -ENOMEM;
+	}
+	c->cqe.done = dir == DMA_TO_DEVICE ? kcoll_conn_tx_done : kcoll_conn_rx_done;
+	return 0;
+}
+
+static int kcoll_conn_post_rx(struct kcoll_conn *conn, struct kcoll_ctrl *c)
+{
+	struct ib_sge sge = {
+		.addr = c->dma,
+		.length = KCOLL_WIRE_MSG_SIZE,
+		.lkey = conn->comm->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe = &c->cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+	};
+
+	ib_dma_sync_single_for_device(conn->comm->dev->ibdev, c->dma, KCOLL_WIRE_MSG_SIZE,
+				      DMA_FROM_DEVICE);
+	return ib_post_recv(conn->qp, &wr, NULL);
+}
+
+/* CQ, QP and control buffers on @id, which is bound to the comm's device. */
+static int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct ib_device *ibdev = comm->dev->ibdev;
+	struct ib_qp_init_attr attr = {};
+	int i, ret;
+
+	conn->cq = ib_alloc_cq(ibdev, conn, KCOLL_SQ_DEPTH + KCOLL_RX_DEPTH + 1,
+			       conn->peer % ibdev->num_comp_vectors, IB_POLL_WORKQUEUE);
+	if (IS_ERR(conn->cq)) {
+		ret = PTR_ERR(conn->cq);
+		conn->cq = NULL;
+		return ret;
+	}
+	attr.send_cq = conn->cq;
+	attr.recv_cq = conn->cq;
+	attr.qp_type = IB_QPT_RC;
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
+	attr.cap.max_send_wr = KCOLL_SQ_DEPTH;
+	attr.cap.max_recv_wr = KCOLL_RX_DEPTH;
+	attr.cap.max_send_sge = min_t(u32, ibdev->attrs.max_send_sge, 16);
+	attr.cap.max_recv_sge = 1;
+	ret = rdma_create_qp(id, comm->pd, &attr);
+	if (ret)
+		goto out_free_cq;
+	conn->qp = id->qp;
+
+	conn->rx = kcalloc(KCOLL_RX_DEPTH, sizeof(*conn->rx), GFP_KERNEL);
+	conn->tx = kcalloc(KCOLL_TX_CTRL, sizeof(*conn->tx), GFP_KERNEL);
+	if (!conn->rx || !conn->tx) {
+		ret = -ENOMEM;
+		goto out_free_ctrl;
+	}
+	for (i = 0; i < KCOLL_RX_DEPTH; i++) {
+		ret = kcoll_ctrl_init(conn, &conn->rx[i], DMA_FROM_DEVICE);
+		if (ret)
+			goto out_free_ctrl;
+		ret = kcoll_conn_post_rx(conn, &conn->rx[i]);
+		if (ret)
+			goto out_free_ctrl;
+	}
+	spin_lock_bh(&comm->lock);
+	INIT_LIST_HEAD(&conn->tx_free);
+	for (i = 0; i < KCOLL_TX_CTRL; i++) {
+		ret = kcoll_ctrl_init(conn, &conn->tx[i], DMA_TO_DEVICE);
+		if (ret)
+			break;
+		list_add_tail(&conn->tx[i].list, &conn->tx_free);
+	}
+	conn->sq_free = KCOLL_SQ_DEPTH;
+	conn->wr_cqe.done = kcoll_conn_wr_done;
+	spin_unlock_bh(&comm->lock);
+	if (ret)
+		goto out_free_ctrl;
+	return 0;
+
+out_free_ctrl:
+	/* Posted receives are flushed by destroying the QP before their buffers go. */
+	rdma_destroy_qp(id);
+	conn->qp = NULL;
+	kcoll_conn_free_ctrl(conn);
+out_free_cq:
+	ib_free_cq(conn->cq);
+	conn->cq = NULL;
+	return ret;
+}
+
+/* Destroy QP, CQ and control buffers; the QP must be drained (or never connected). */
+static void kcoll_conn_destroy_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
+{
+	if (conn->qp) {
+		rdma_destroy_qp(id);
+		conn->qp = NULL;
+	}
+	if (conn->cq) {
+		ib_free_cq(conn->cq);
+		conn->cq = NULL;
+	}
+	kcoll_conn_free_ctrl(conn);
+}
+
+/**
+ * kcoll_ctrl_get - a free control send buffer and a send queue slot, or NULL
+ * @conn:	the connection
+ *
+ * Context: comm->lock held.
+ */
+struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn)
+{
+	struct kcoll_ctrl *c;
+
+	lockdep_assert_held(&conn->comm->lock);
+	if (conn->state != KCOLL_CONN_UP || conn->sq_free < 1 || list_empty(&conn->tx_free))
+		return NULL;
+	c = list_first_entry(&conn->tx_free, struct kcoll_ctrl, list);
+	list_del_init(&c->list);
+	memset(c->msg, 0, sizeof(struct kcoll_wire_msg));
+	c->req = NULL;
+	return c;
+}
+
+/**
+ * kcoll_ctrl_post - SEND a control message filled in by the caller
+ * @conn:	the connection
+ * @c:		buffer from kcoll_ctrl_get(), message body filled in
+ * @len:	bytes to send
+ *
+ * Context: comm->lock held; on failure the buffer is back in the free list.
+ */
+int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len)
+{
+	struct ib_sge sge = {
+		.addr = c->dma,
+		.length = len,
+		.lkey = conn->comm->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe = &c->cqe,
+		.sg_list = &sge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	struct kcoll_wire_msg *m = c->msg;
+	int ret;
+
+	lockdep_assert_held(&conn->comm->lock);
+	m->magic = cpu_to_be32(KCOLL_WIRE_MAGIC);
+	ib_dma_sync_single_for_device(conn->comm->dev->ibdev, c->dma, len, DMA_TO_DEVICE);
+	ret = ib_post_send(conn->qp, &wr, NULL);
+	if (ret) {
+		list_add(&c->list, &conn->tx_free);
+		return ret;
+	}
+	conn->sq_free--;
+	conn->last_tx = jiffies;
+	return 0;
+}
+
+static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kcoll_ctrl *c = container_of(wc->wr_cqe, struct kcoll_ctrl, cqe);
+	struct kcoll_conn *conn = c->conn;
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_req *req;
+
+	spin_lock_bh(&comm->lock);
+	conn->sq_free++;
+	if (wc->status == IB_WC_SUCCESS)
+		conn->last_ok = jiffies;
+	req = c->req;
+	c->req = NULL;
+	list_add(&c->list, &conn->tx_free);
+	if (req && wc->status == IB_WC_SUCCESS)
+		kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
+	spin_unlock_bh(&comm->lock);
+	if (req)
+		kcoll_req_put(req);	/* the DONE's reference */
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_err_ratelimited("comm %llx: rank %u: send to rank %u failed: %s\n",
+					   comm->comm_id, comm->rank, conn->peer,
+					   ib_wc_status_msg(wc->status));
+		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
+		return;
+	}
+	kcoll_p2p_progress(conn);
+}
+
+static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kcoll_ctrl *c = container_of(wc->wr_cqe, struct kcoll_ctrl, cqe);
+	struct kcoll_conn *conn = c->conn;
+	struct kcoll_comm *comm = conn->comm;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
+		return;
+	}
+	ib_dma_sync_single_for_cpu(comm->dev->ibdev, c->dma, KCOLL_WIRE_MSG_SIZE,
+				   DMA_FROM_DEVICE);
+	spin_lock_bh(&comm->lock);
+	conn->last_ok = jiffies;
+	spin_unlock_bh(&comm->lock);
+	kcoll_p2p_rx(conn, c->msg, wc->byte_len);
+	if (kcoll_conn_post_rx(conn, c))
+		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
+	kcoll_p2p_progress(conn);
+}
+
+static void kcoll_conn_param(struct kcoll_conn *conn, struct rdma_conn_param *p)
+{
+	struct ib_device *ibdev = conn->comm->dev->ibdev;
+
+	memset(p, 0, sizeof(*p));
+	p->responder_resources = min_t(int, 16, ibdev->attrs.max_qp_rd_atom);
+	p->initiator_depth = min_t(int, 16, ibdev->attrs.max_qp_init_rd_atom);
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;		/* infinite: a receiver briefly short of buffers */
+	p->flow_control = 1;
+}
+
+/* Passive side: called by the listener for a request that named this comm. */
+int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u32 nranks)
+{
+	struct rdma_conn_param param;
+	struct kcoll_conn *conn;
+	int ret;
+
+	if (nranks != comm->nranks || src >= nranks || src <= comm->rank)
+		return KCOLL_REJ_MISMATCH;
+	if (id->device != comm->dev->ibdev)
+		return KCOLL_REJ_DEVICE;
+	conn = &comm->conns[src];
+	spin_lock_bh(&comm->lock);
+	if (comm->state != KCOLL_COMM_CONNECTING) {
+		spin_unlock_bh(&comm->lock);
+		return KCOLL_REJ_STATE;
+	}
+	if (conn->state != KCOLL_CONN_IDLE) {
+		spin_unlock_bh(&comm->lock);
+		return KCOLL_REJ_DUPLICATE;
+	}
+	conn->state = KCOLL_CONN_CONNECTING;
+	spin_unlock_bh(&comm->lock);
+
+	ret = kcoll_conn_create_qp(conn, id);
+	if (ret)
+		goto out_idle;
+	/*
+	 * Teardown finds the connection through conn->cm_id: publish it only while the comm
+	 * still connects, or teardown may already have passed this connection by.
+	 */
+	spin_lock_bh(&comm->lock);
+	if (comm->state == KCOLL_COMM_CONNECTING)
+		conn->cm_id = id;
+	spin_unlock_bh(&comm->lock);
+	if (!conn->cm_id) {
+		kcoll_conn_destroy_qp(conn, id);
+		return KCOLL_REJ_STATE;
+	}
+	id->context = conn;
+	id->event_handler = kcoll_cm_handler;
+	kcoll_conn_param(conn, &param);
+	/* Teardown waits for this handler (rdma_lock_handler) before it touches the QP. */
+	ret = rdma_accept(id, &param);
+	if (ret) {
+		kcoll_conn_destroy_qp(conn, id);
+		spin_lock_bh(&comm->lock);
+		conn->cm_id = NULL;
+		spin_unlock_bh(&comm->lock);
+		id->context = NULL;
+		id->event_handler = NULL;
+		goto out_idle;
+	}
+	return 0;
+
+out_idle:
+	spin_lock_bh(&comm->lock);
+	conn->state = KCOLL_CONN_IDLE;
+	spin_unlock_bh(&comm->lock);
+	pr_warn_ratelimited("comm %llx: rank %u: cannot accept rank %u: %d\n",
+			    comm->comm_id, comm->rank, src, ret);
+	return KCOLL_REJ_STATE;
+}
+
+/*
+ * Active side: start (or restart) connecting to conn->peer.
+ *
+ * Context: comm->teardown_mutex held, so teardown cannot run between the state check and
+ * publishing conn->cm_id.
+ */
+int kcoll_conn_connect(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct sockaddr_storage src;
+	struct rdma_cm_id *id;
+	int ret;
+
+	lockdep_assert_held(&comm->teardown_mutex);
+	id = rdma_create_id(comm->net, kcoll_cm_handler, conn, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	if (kcoll_tos >= 0)
+		rdma_set_service_type(id, kcoll_tos);
+	spin_lock_bh(&comm->lock);
+	if (comm->state != KCOLL_COMM_CONNECTING) {
+		spin_unlock_bh(&comm->lock);
+		rdma_destroy_id(id);
+		return 0;
+	}
+	conn->cm_id = id;
+	conn->state = KCOLL_CONN_CONNECTING;
+	spin_unlock_bh(&comm->lock);
+
+	/* Our own address, any port: the connection leaves from this rank's device. */
+	src = comm->addrs[comm->rank];
+	if (src.ss_family == AF_INET)
+		((struct sockaddr_in *)&src)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&src)->sin6_port = 0;
+	ret = rdma_resolve_addr(id, (struct sockaddr *)&src,
+				(struct sockaddr *)&comm->addrs[conn->peer], KCOLL_RESOLVE_MS);
+	if (ret) {
+		spin_lock_bh(&comm->lock);
+		conn->cm_id = NULL;
+		spin_unlock_bh(&comm->lock);
+		rdma_destroy_id(id);
+	}
+	return ret;
+}
+
+/* Schedule the next attempt, or give up once the comm's deadline has passed. */
+/*
+ * Disconnect, drain and destroy the connection's QP, CQ and cm_id.  The id's handler lock
+ * keeps its handlers (which create the QP) out meanwhile; a handler that runs after finds
+ * the comm no longer connecting and does nothing.
+ *
+ * Context: comm->teardown_mutex held.
+ */
+static void kcoll_conn_release_id(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct rdma_cm_id *id;
+	bool was_up;
+
+	lockdep_assert_held(&comm->teardown_mutex);
+	spin_lock_bh(&comm->lock);
+	id = conn->cm_id;
+	conn->cm_id = NULL;
+	was_up = conn->state == KCOLL_CONN_UP;
+	spin_unlock_bh(&comm->lock);
+	if (!id)
+		return;
+	rdma_lock_handler(id);
+	rdma_disconnect(id);
+	/*
+	 * Every posted send completes (flushed) before its memory is released.  A QP that
+	 * never came up has only receives posted, which destroying it discards; it may not
+	 * even accept the drain's WR (rxe refuses sends before RTS).
+	 */
+	if (conn->qp && was_up)
+		ib_drain_qp(conn->qp);
+	kcoll_conn_destroy_qp(conn, id);
+	rdma_unlock_handler(id);
+	rdma_destroy_id(id);
+}
+
+static void kcoll_conn_retry_later(struct kcoll_conn *conn, int err)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	spin_lock_bh(&comm->lock);
+	conn->last_err = err;
+	if (comm->state == KCOLL_COMM_CONNECTING && conn->state == KCOLL_CONN_CONNECTING) {
+		conn->state = KCOLL_CONN_RETRY;
+		queue_delayed_work(kcoll_wq, &conn->retry_work, msecs_to_jiffies(KCOLL_RETRY_MS));
+	}
+	spin_unlock_bh(&comm->lock);
+}
+
+void kcoll_conn_retry_work(struct work_struct *work)
+{
+	struct kcoll_conn *conn = container_of(to_delayed_work(work), struct kcoll_conn,
+					       retry_work);
+	struct kcoll_comm *comm = conn->comm;
+	int ret;
+
+	mutex_lock(&comm->teardown_mutex);
+	spin_lock_bh(&comm->lock);
+	if (comm->state != KCOLL_COMM_CONNECTING || conn->state != KCOLL_CONN_RETRY) {
+		spin_unlock_bh(&comm->lock);
+		mutex_unlock(&comm->teardown_mutex);
+		return;
+	}
+	spin_unlock_bh(&comm->lock);
+	/* The refused attempt's id and QP go first: never destroy an id in its handler. */
+	kcoll_conn_release_id(conn);
+	if (conn->peer > comm->rank) {
+		/* Passive side: the attempt failed half-way; wait for the peer's next one. */
+		spin_lock_bh(&comm->lock);
+		if (conn->state == KCOLL_CONN_RETRY)
+			conn->state = KCOLL_CONN_IDLE;
+		spin_unlock_bh(&comm->lock);
+		mutex_unlock(&comm->teardown_mutex);
+		return;
+	}
+	ret = kcoll_conn_connect(conn);
+	mutex_unlock(&comm->teardown_mutex);
+	if (ret)
+		kcoll_conn_retry_later(conn, ret);
+}
+
+static int kcoll_reject_errno(struct rdma_cm_event *ev, bool *retry)
+{
+	const struct kcoll_wire_reject *rej = ev->param.conn.private_data;
+
+	*retry = false;
+	if (ev->status != IB_CM_REJ_CONSUMER_DEFINED || !rej ||
+	    ev->param.conn.private_data_len < sizeof(*rej) ||
+	    be32_to_cpu(rej->magic) != KCOLL_WIRE_MAGIC) {
+		/* No kcoll listening there (yet): the peer has not created its comm. */
+		*retry = true;
+		return -ETIMEDOUT;
+	}
+	switch (rej->reason) {
+	case KCOLL_REJ_VERSION:
+		return -EPROTONOSUPPORT;
+	case KCOLL_REJ_NOT_YET:
+	case KCOLL_REJ_DUPLICATE:	/* the peer still holds a failed attempt of ours */
+		*retry = true;
+		return -ETIMEDOUT;
+	default:
+		return -ECONNREFUSED;
+	}
+}
+
+static void kcoll_conn_established(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	spin_lock_bh(&comm->lock);
+	if (conn->state == KCOLL_CONN_CONNECTING) {
+		conn->state = KCOLL_CONN_UP;
+		conn->last_ok = jiffies;
+		conn->last_tx = jiffies;
+		comm->nup++;
+		if (comm->state == KCOLL_COMM_CONNECTING && comm->nup == comm->nranks - 1) {
+			comm->state = KCOLL_COMM_READY;
+			comm->was_ready = true;
+		}
+		wake_up_all(&comm->wq);
+	}
+	spin_unlock_bh(&comm->lock);
+}
+
+/* Events of a connection's cm_id (active ids, and accepted ids via the listener). */
+int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct kcoll_conn *conn = id->context;
+	struct kcoll_comm *comm = conn->comm;
+	struct rdma_conn_param param;
+	struct kcoll_wire_hello hello;
+	bool retry, stale, connecting, up;
+	int ret;
+
+	/*
+	 * Events of an id the connection no longer uses (a failed attempt being released)
+	 * are ignored.  Teardown holds this handler's lock while it releases the current id;
+	 * after that, the comm is not connecting and the id is stale.
+	 */
+	spin_lock_bh(&comm->lock);
+	stale = id != conn->cm_id;
+	connecting = comm->state == KCOLL_COMM_CONNECTING;
+	up = conn->state == KCOLL_CONN_UP;
+	spin_unlock_bh(&comm->lock);
+	if (stale)
+		return 0;
+	if (!connecting && (ev->event == RDMA_CM_EVENT_ADDR_RESOLVED ||
+			    ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED))
+		return 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+		if (id->device != comm->dev->ibdev) {
+			kcoll_comm_fail(comm, -EHOSTUNREACH, conn->peer);
+			return 0;
+		}
+		ret = rdma_resolve_route(id, KCOLL_RESOLVE_MS);
+		if (ret)
+			kcoll_conn_retry_later(conn, -EHOSTUNREACH);
+		return 0;
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+		ret = kcoll_conn_create_qp(conn, id);
+		if (ret) {
+			kcoll_comm_fail(comm, ret, conn->peer);
+			return 0;
+		}
+		hello = (struct kcoll_wire_hello) {
+			.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
+			.version = kcoll_proto_version,
+			.comm_id = cpu_to_be64(comm->comm_id),
+			.src_rank = cpu_to_be32(comm->rank),
+			.dst_rank = cpu_to_be32(conn->peer),
+			.nranks = cpu_to_be32(comm->nranks),
+		};
+		kcoll_conn_param(conn, &param);
+		param.private_data = &hello;
+		param.private_data_len = sizeof(hello);
+		ret = rdma_connect_locked(id, &param);
+		if (ret)
+			kcoll_conn_retry_later(conn, ret);
+		return 0;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		kcoll_conn_established(conn);
+		return 0;
+	case RDMA_CM_EVENT_REJECTED:
+		ret = kcoll_reject_errno(ev, &retry);
+		if (retry)
+			kcoll_conn_retry_later(conn, ret);
+		else
+			kcoll_comm_fail(comm, ret, conn->peer);
+		return 0;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		kcoll_conn_retry_later(conn, -EHOSTUNREACH);
+		return 0;
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_DISCONNECTED:
+		/*
+		 * Before it is up, a connection that breaks is tried again (the passive side
+		 * waits for the peer's next attempt); once up, losing it fails the comm --
+		 * but only after the completions already in the CQ are processed: the peer
+		 * may have acknowledged our last DONE, or sent us its own, just before it
+		 * left, and those operations did succeed.
+		 */
+		if (up) {
+			ib_drain_qp(conn->qp);
+			kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
+		}
+		else
+			kcoll_conn_retry_later(conn, ev->event == RDMA_CM_EVENT_DISCONNECTED ?
+					       -ECONNRESET : -ETIMEDOUT);
+		return 0;
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		return 0;
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		/* kcoll's ib_client remove() shuts comms down before rdma_cm gets here. */
+		kcoll_comm_fail(comm, -ENODEV, conn->peer);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/**
+ * kcoll_conn_teardown - disconnect, drain and free everything of a connection
+ * @conn:	the connection
+ *
+ * Context: comm->teardown_mutex held; the comm is no longer connecting, so no retry can be
+ * queued, and the caller cancelled any before taking the mutex (retry_work takes it too).
+ */
+void kcoll_conn_teardown(struct kcoll_conn *conn)
+{
+	kcoll_conn_release_id(conn);
+	spin_lock_bh(&conn->comm->lock);
+	conn->state = KCOLL_CONN_DOWN;
+	spin_unlock_bh(&conn->comm->lock);
+}

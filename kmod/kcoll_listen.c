@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The rdma_cm listeners: one per (network namespace, port), created by the first
+ * communicator that needs it and destroyed with the last, so kcoll holds no namespace alive
+ * and listens only while it has communicators.  Incoming requests are matched to a
+ * communicator by the hello in their private data.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <net/net_namespace.h>
+
+#include "kcoll.h"
+
+/**
+ * struct kcoll_listener - listening cm_ids of one namespace and port
+ * @list:	in kcoll_listeners (kcoll_listeners_mutex)
+ * @net:	the namespace (the cm_ids hold references to it)
+ * @port:	the rdma_cm port
+ * @users:	communicators using it (kcoll_listeners_mutex)
+ * @id4:	IPv4 listening id
+ * @id6:	IPv6 listening id, NULL without IPv6
+ */
+struct kcoll_listener {
+	struct list_head list;
+	struct net *net;
+	u16 port;
+	unsigned int users;
+	struct rdma_cm_id *id4;
+	struct rdma_cm_id *id6;
+};
+
+static LIST_HEAD(kcoll_listeners);
+static DEFINE_MUTEX(kcoll_listeners_mutex);
+
+/*
+ * Listening ids get connect requests only (wildcard listeners are bound to no device); an
+ * accepted id is switched to kcoll_cm_handler() before it can see any other event.
+ */
+static int kcoll_listen_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
+		return kcoll_listen_request(id, ev);
+	return 0;
+}
+
+static struct rdma_cm_id *kcoll_listen_one(struct kcoll_listener *l, int family)
+{
+	struct sockaddr_storage ss = {};
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(l->net, kcoll_listen_handler, l, RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return id;
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(l->port);
+		ret = rdma_set_afonly(id, 1);
+		if (ret)
+			goto out_destroy;
+	} else {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(l->port);
+	}
+	ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
+	if (ret)
+		goto out_destroy;
+	ret = rdma_listen(id, 128);
+	if (ret)
+		goto out_destroy;
+	return id;
+
+out_destroy:
+	rdma_destroy_id(id);
+	return ERR_PTR(ret);
+}
+
+/**
+ * kcoll_listener_get - the listener of a namespace and port, created on first use
+ * @net:	network namespace
+ * @port:	rdma_cm port
+ *
+ * Return: the listener (drop with kcoll_listener_put()) or an ERR_PTR: -EADDRINUSE when
+ * another rdma_cm user holds the port.
+ */
+struct kcoll_listener *kcoll_listener_get(struct net *net, u16 port)
+{
+	struct kcoll_listener *l;
+	struct rdma_cm_id *id;
+
+	mutex_lock(&kcoll_listeners_mutex);
+	list_for_each_entry(l, &kcoll_listeners, list) {
+		if (net_eq(l->net, net) && l->port == port) {
+			l->users++;
+			goto out_unlock;
+		}
+	}
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l) {
+		l = ERR_PTR(-ENOMEM);
+		goto out_unlock;
+	}
+	l->net = net;
+	l->port = port;
+	l->users = 1;
+	id = kcoll_listen_one(l, AF_INET);
+	if (IS_ERR(id)) {
+		pr_err("cannot listen on rdma_cm port %u: %ld\n", port, PTR_ERR(id));
+		kfree(l);
+		l = ERR_CAST(id);
+		goto out_unlock;
+	}
+	l->id4 = id;
+	/* IPv6 is optional: a kernel or namespace without it still serves IPv4. */
+	id = kcoll_listen_one(l, AF_INET6);
+	l->id6 = IS_ERR(id) ? NULL : id;
+	list_add(&l->list, &kcoll_listeners);
+out_unlock:
+	mutex_unlock(&kcoll_listeners_mutex);
+	return l;
+}
+
+void kcoll_listener_put(struct kcoll_listener *l)
+{
+	mutex_lock(&kcoll_listeners_mutex);
+	if (--l->users) {
+		mutex_unlock(&kcoll_listeners_mutex);
+		return;
+	}
+	list_del(&l->list);
+	mutex_unlock(&kcoll_listeners_mutex);
+	/* Waits for handlers in progress, so no request can still reach a freed comm. */
+	if (l->id6)
+		rdma_destroy_id(l->id6);
+	rdma_destroy_id(l->id4);
+	kfree(l);
+}
+
+static void kcoll_listen_reject(struct rdma_cm_id *id, u8 reason)
+{
+	struct kcoll_wire_reject rej = {
+		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
+		.version = kcoll_proto_version,
+		.reason = reason,
+	};
+
+	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
+}
+
+/*
+ * A connect request on a listener.  Return non-zero to have rdma_cm destroy the new id
+ * (after we rejected it).
+ */
+int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	struct kcoll_listener *l = id->context;
+	const struct kcoll_wire_hello *h = ev->param.conn.private_data;
+	struct kcoll_comm *comm;
+	int reason;
+
+	if (!h || ev->param.conn.private_data_len < sizeof(*h) ||
+	    be32_to_cpu(h->magic) != KCOLL_WIRE_MAGIC) {
+		reason = KCOLL_REJ_BAD_HELLO;
+		goto reject;
+	}
+	if (h->version != kcoll_proto_version) {
+		pr_warn_ratelimited("refused a peer speaking protocol version %u (this node: %u)\n",
+				    h->version, kcoll_proto_version);
+		reason = KCOLL_REJ_VERSION;
+		goto reject;
+	}
+	comm = kcoll_comm_find_get(l->net, be64_to_cpu(h->comm_id), be32_to_cpu(h->dst_rank));
+	if (!comm) {
+		reason = KCOLL_REJ_NOT_YET;
+		goto reject;
+	}
+	reason = kcoll_conn_accept(comm, id, be32_to_cpu(h->src_rank), be32_to_cpu(h->nranks));
+	kcoll_comm_put(comm);
+	if (!reason)
+		return 0;
+reject:
+	kcoll_listen_reject(id, reason);
+	return 1;
+}

@@ -1,0 +1,731 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Point-to-point send and receive on a communicator (protocol in kcoll_wire.h).
+ *
+ * The receiver pins and registers its memory and announces it in a CTS; the sender RDMA
+ * WRITEs straight into it and SENDs a DONE.  Everything after the ioctl that submits an
+ * operation is driven from completions (kcoll_p2p_progress()), so a non-blocking operation
+ * moves while its caller computes.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/jiffies.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "kcoll.h"
+
+/* Send queue slots kept for control messages, and the largest single RDMA WRITE. */
+#define KCOLL_SQ_RESERVE	8
+#define KCOLL_MAX_WR_BYTES	SZ_1M
+/* Largest point-to-point message; larger sizes fail with -EINVAL. */
+#define KCOLL_P2P_MAX_LEN	(1ULL << 31)
+#define KCOLL_WATCHDOG_MS	250
+
+/* Memory ------------------------------------------------------------------------------ */
+
+static void kcoll_mem_release(struct kcoll_comm *comm, struct kcoll_mem *mem, bool write)
+{
+	unsigned int i;
+
+	for (i = 0; i < mem->nmrs; i++)
+		ib_dereg_mr(mem->mrs[i]);
+	kfree(mem->mrs);
+	mem->mrs = NULL;
+	mem->nmrs = 0;
+	if (mem->mapped) {
+		ib_dma_unmap_sgtable_attrs(comm->dev->ibdev, &mem->sgt,
+					   write ? DMA_FROM_DEVICE : DMA_TO_DEVICE, 0);
+		mem->mapped = false;
+	}
+	if (mem->pages) {
+		sg_free_table(&mem->sgt);
+		unpin_user_pages_dirty_lock(mem->pages, mem->npages, write);
+		kvfree(mem->pages);
+		mem->pages = NULL;
+	}
+}
+
+/* Pin @len bytes at @uaddr and DMA-map them; @write: the NIC writes (a receive). */
+static int kcoll_mem_pin(struct kcoll_comm *comm, struct kcoll_mem *mem, u64 uaddr, u64 len,
+			 bool write)
+{
+	unsigned long first = uaddr >> PAGE_SHIFT, last = (uaddr + len - 1) >> PAGE_SHIFT;
+	unsigned int npages = last - first + 1, done = 0;
+	int ret;
+
+	mem->len = len;
+	if (!len)
+		return 0;
+	if (uaddr + len < uaddr)
+		return -EFAULT;
+	mem->pages = kvmalloc_array(npages, sizeof(*mem->pages), GFP_KERNEL);
+	if (!mem->pages)
+		return -ENOMEM;
+	while (done < npages) {
+		ret = pin_user_pages_fast((first + done) << PAGE_SHIFT, npages - done,
+					  write ? FOLL_WRITE : 0, mem->pages + done);
+		if (ret <= 0) {
+			ret = ret ? ret : -EFAULT;
+			goto out_unpin;
+		}
+		done += ret;
+	}
+	mem->npages = npages;
+	ret = sg_alloc_table_from_pages_segment(&mem->sgt, mem->pages, npages,
+						uaddr & ~PAGE_MASK, len, SZ_1M, GFP_KERNEL);
+	if (ret)
+		goto out_unpin;
+	ret = ib_dma_map_sgtable_attrs(comm->dev->ibdev, &mem->sgt,
+				       write ? DMA_FROM_DEVICE : DMA_TO_DEVICE, 0);
+	if (ret) {
+		sg_free_table(&mem->sgt);
+		goto out_unpin;
+	}
+	mem->mapped = true;
+	return 0;
+
+out_unpin:
+	unpin_user_pages(mem->pages, done);
+	kvfree(mem->pages);
+	mem->pages = NULL;
+	return ret == -EFAULT || ret == -ENOMEM ? ret : -EFAULT;
+}
+
+/* Register a receive's memory for remote writes, in as many MRs as the device needs. */
+static int kcoll_mem_register(struct kcoll_comm *comm, struct kcoll_mem *mem)
+{
+	struct ib_device *ibdev = comm->dev->ibdev;
+	u32 max_pages = min_t(u32, ibdev->attrs.max_fast_reg_page_list_len, 512);
+	struct scatterlist *sg = mem->sgt.sgl;
+	int nents = mem->sgt.nents;
+	unsigned int off = 0;
+	u64 left = mem->len;
+
+	if (!left)
+		return 0;
+	mem->mrs = kcalloc(KCOLL_WIRE_MAX_SEGS, sizeof(*mem->mrs), GFP_KERNEL);
+	if (!mem->mrs)
+		return -ENOMEM;
+	while (left) {
+		struct ib_mr *mr;
+		int n, i;
+
+		if (mem->nmrs == KCOLL_WIRE_MAX_SEGS || nents <= 0)
+			return -EINVAL;
+		mr = ib_alloc_mr(comm->pd, IB_MR_TYPE_MEM_REG, max_pages);
+		if (IS_ERR(mr))
+			return PTR_ERR(mr);
+		mem->mrs[mem->nmrs++] = mr;
+		n = ib_map_mr_sg(mr, sg, nents, &off, PAGE_SIZE);
+		if (n < 0 || (!n && !off))
+			return n < 0 ? n : -EINVAL;
+		left -= min_t(u64, left, mr->length);
+		for (i = 0; i < n; i++)
+			sg = sg_next(sg);
+		nents -= n;
+	}
+	return 0;
+}
+
+/* Requests ---------------------------------------------------------------------------- */
+
+static void kcoll_req_release(struct kref *ref)
+{
+	struct kcoll_req *req = container_of(ref, struct kcoll_req, ref);
+
+	kfree(req->cts);
+	kfree(req);
+}
+
+void kcoll_req_put(struct kcoll_req *req)
+{
+	kref_put(&req->ref, kcoll_req_release);
+}
+
+/* Release what the hardware might touch; queued once the hardware is done with it. */
+static void kcoll_req_hw_work(struct work_struct *work)
+{
+	struct kcoll_req *req = container_of(work, struct kcoll_req, hw_work);
+	struct kcoll_comm *comm = req->comm;
+
+	kcoll_mem_release(comm, &req->mem, !req->send);
+	/*
+	 * Under the lock, so that shutdown, which takes the lock once after seeing nhw reach
+	 * zero, knows this worker no longer touches the comm.
+	 */
+	spin_lock_bh(&comm->lock);
+	list_del_init(&req->all);
+	if (atomic_dec_and_test(&comm->nhw))
+		wake_up_all(&comm->wq);
+	spin_unlock_bh(&comm->lock);
+	kcoll_req_put(req);	/* comm->reqs' reference */
+}
+
+/**
+ * kcoll_req_complete - finish a request (first outcome wins)
+ * @req:	the request
+ * @status:	0 or a negative errno
+ * @result:	bytes moved
+ *
+ * A successful request's memory is released at once: its DONE has completed (send) or
+ * arrived (receive), so no WR uses it.  A failed one keeps its memory until shutdown has
+ * drained the QP.
+ *
+ * Context: comm->lock held.
+ */
+void kcoll_req_complete(struct kcoll_req *req, int status, u64 result)
+{
+	struct kcoll_comm *comm = req->comm;
+
+	lockdep_assert_held(&comm->lock);
+	if (req->state == KCOLL_REQ_DONE)
+		return;
+	req->state = KCOLL_REQ_DONE;
+	req->status = status;
+	req->result = result;
+	list_del_init(&req->qlist);
+	if (!status) {
+		if (req->send) {
+			atomic64_add(result, &comm->tx_bytes);
+			atomic64_inc(&comm->tx_ops);
+		} else {
+			atomic64_add(result, &comm->rx_bytes);
+			atomic64_inc(&comm->rx_ops);
+		}
+	}
+	if (req->id) {
+		atomic_inc(&comm->ctx->ndone);
+		wake_up_all(&comm->ctx->poll_wq);
+	}
+	wake_up_all(&comm->wq);
+	/* EMSGSIZE travels in the DONE: no write happened, nothing is in flight either. */
+	if ((!status || status == -EMSGSIZE) && !req->hw_queued) {
+		req->hw_queued = true;
+		queue_work(kcoll_wq, &req->hw_work);
+	}
+}
+
+/* Progress ---------------------------------------------------------------------------- */
+
+/* Announce queued receives: register their memory (REG_MR) and send a CTS each. */
+static void kcoll_p2p_announce(struct kcoll_conn *conn)
+{
+	unsigned int active = 0;
+	struct kcoll_req *req;
+
+	list_for_each_entry(req, &conn->recvq, qlist) {
+		struct kcoll_wire_msg *m;
+		struct kcoll_ctrl *c;
+		unsigned int i;
+		u64 left;
+
+		if (req->state == KCOLL_REQ_ACTIVE) {
+			active++;
+			continue;
+		}
+		if (active >= KCOLL_P2P_WINDOW || conn->sq_free < req->mem.nmrs + 1 +
+		    KCOLL_SQ_RESERVE / 2)
+			return;
+		c = kcoll_ctrl_get(conn);
+		if (!c)
+			return;
+		for (i = 0; i < req->mem.nmrs; i++) {
+			struct ib_mr *mr = req->mem.mrs[i];
+			struct ib_reg_wr reg = {
+				.wr = {
+					.opcode = IB_WR_REG_MR,
+					.wr_cqe = &conn->wr_cqe,
+					.send_flags = IB_SEND_SIGNALED,
+				},
+				.mr = mr,
+				.key = mr->rkey,
+				.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+			};
+
+			if (ib_post_send(conn->qp, &reg.wr, NULL)) {
+				list_add(&c->list, &conn->tx_free);
+				kcoll_req_complete(req, -EIO, 0);
+				return;
+			}
+			conn->sq_free--;
+			conn->last_tx = jiffies;
+		}
+		m = c->msg;
+		m->type = KCOLL_MSG_CTS;
+		m->seq = cpu_to_be32(req->seq);
+		m->len = cpu_to_be64(req->mem.len);
+		m->nsegs = cpu_to_be16(req->mem.nmrs);
+		left = req->mem.len;
+		for (i = 0; i < req->mem.nmrs; i++) {
+			struct ib_mr *mr = req->mem.mrs[i];
+			u64 n = min_t(u64, left, mr->length);
+
+			m->segs[i].addr = cpu_to_be64(mr->iova);
+			m->segs[i].rkey = cpu_to_be32(mr->rkey);
+			m->segs[i].len = cpu_to_be32(n);
+			left -= n;
+		}
+		if (kcoll_ctrl_post(conn, c, struct_size(m, segs, req->mem.nmrs))) {
+			kcoll_req_complete(req, -EIO, 0);
+			return;
+		}
+		req->state = KCOLL_REQ_ACTIVE;
+		active++;
+	}
+}
+
+/* Write as much of the head send as the send queue takes; then its DONE. */
+static void kcoll_p2p_push(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	u32 max_sge = min_t(u32, comm->dev->ibdev->attrs.max_send_sge, 16);
+	struct kcoll_req *req;
+	struct kcoll_cts *cts;
+
+	if (list_empty(&conn->sendq))
+		return;
+	req = list_first_entry(&conn->sendq, struct kcoll_req, qlist);
+	if (req->state == KCOLL_REQ_QUEUED) {
+		if (list_empty(&conn->cts_early))
+			return;
+		cts = list_first_entry(&conn->cts_early, struct kcoll_cts, list);
+		if (be32_to_cpu(cts->msg.seq) != req->seq) {
+			kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+			return;
+		}
+		list_del(&cts->list);
+		req->cts = cts;		/* freed with the request */
+		req->state = KCOLL_REQ_ACTIVE;
+		req->cur = req->mem.sgt.sgl;
+		req->cur_off = 0;
+		if (req->mem.len > be64_to_cpu(req->cts->msg.len))
+			req->sent = req->mem.len;	/* nothing to write: DONE says EMSGSIZE */
+	}
+	while (req->sent < req->mem.len && conn->sq_free > KCOLL_SQ_RESERVE) {
+		struct kcoll_wire_seg *seg = &req->cts->msg.segs[req->seg];
+		u64 seg_len = be32_to_cpu(seg->len);
+		u64 want = min3(seg_len - req->seg_off, req->mem.len - req->sent,
+				(u64)KCOLL_MAX_WR_BYTES);
+		struct ib_sge sges[16];
+		struct ib_rdma_wr wr = {};
+		u64 bytes = 0;
+		u32 n = 0;
+
+		while (bytes < want && n < max_sge && req->cur) {
+			u64 avail = sg_dma_len(req->cur) - req->cur_off;
+			u64 take = min(avail, want - bytes);
+
+			sges[n].addr = sg_dma_address(req->cur) + req->cur_off;
+			sges[n].length = take;
+			sges[n].lkey = comm->pd->local_dma_lkey;
+			n++;
+			bytes += take;
+			req->cur_off += take;
+			if (req->cur_off == sg_dma_len(req->cur)) {
+				req->cur = sg_next(req->cur);
+				req->cur_off = 0;
+			}
+		}
+		wr.wr.opcode = IB_WR_RDMA_WRITE;
+		wr.wr.wr_cqe = &conn->wr_cqe;
+		wr.wr.send_flags = IB_SEND_SIGNALED;
+		wr.wr.sg_list = sges;
+		wr.wr.num_sge = n;
+		wr.remote_addr = be64_to_cpu(seg->addr) + req->seg_off;
+		wr.rkey = be32_to_cpu(seg->rkey);
+		if (ib_post_send(conn->qp, &wr.wr, NULL)) {
+			kcoll_comm_set_error_locked(comm, -EIO, conn->peer);
+			return;
+		}
+		conn->sq_free--;
+		req->sent += bytes;
+		req->seg_off += bytes;
+		if (req->seg_off == seg_len) {
+			req->seg++;
+			req->seg_off = 0;
+		}
+		conn->last_tx = jiffies;
+	}
+	if (req->sent == req->mem.len && !req->done_sent) {
+		bool too_big = req->mem.len > be64_to_cpu(req->cts->msg.len);
+		struct kcoll_ctrl *c = kcoll_ctrl_get(conn);
+		struct kcoll_wire_msg *m;
+
+		if (!c)
+			return;
+		m = c->msg;
+		m->type = KCOLL_MSG_DONE;
+		m->seq = cpu_to_be32(req->seq);
+		m->len = cpu_to_be64(too_big ? 0 : req->mem.len);
+		m->status = cpu_to_be32(too_big ? EMSGSIZE : 0);
+		kref_get(&req->ref);	/* put by kcoll_conn_tx_done() */
+		c->req = req;
+		if (too_big)
+			req->status = -EMSGSIZE;
+		if (kcoll_ctrl_post(conn, c, sizeof(*m))) {
+			c->req = NULL;
+			kref_put(&req->ref, kcoll_req_release);	/* not the last: reqs hold one */
+			kcoll_comm_set_error_locked(comm, -EIO, conn->peer);
+			return;
+		}
+		req->done_sent = true;
+	}
+}
+
+/**
+ * kcoll_p2p_progress - move a connection's operations on: announce, write, finish
+ * @conn:	the connection
+ *
+ * Context: process context, comm->lock not held.
+ */
+void kcoll_p2p_progress(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	spin_lock_bh(&comm->lock);
+	if (conn->state == KCOLL_CONN_UP && comm->state == KCOLL_COMM_READY) {
+		kcoll_p2p_announce(conn);
+		kcoll_p2p_push(conn);
+	}
+	spin_unlock_bh(&comm->lock);
+}
+
+/* The segments of a CTS cover exactly its capacity, none empty: push relies on it. */
+static bool kcoll_cts_valid(const struct kcoll_wire_msg *msg, u16 nsegs)
+{
+	u64 sum = 0;
+	u16 i;
+
+	for (i = 0; i < nsegs; i++) {
+		if (!msg->segs[i].len)
+			return false;
+		sum += be32_to_cpu(msg->segs[i].len);
+	}
+	return sum == be64_to_cpu(msg->len);
+}
+
+/* A control message arrived on @conn (@len bytes, already synced for the CPU). */
+void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_cts *cts;
+	struct kcoll_req *req;
+	u16 nsegs;
+
+	if (len < sizeof(*msg) || be32_to_cpu(msg->magic) != KCOLL_WIRE_MAGIC)
+		goto bad;
+	switch (msg->type) {
+	case KCOLL_MSG_CTS:
+		nsegs = be16_to_cpu(msg->nsegs);
+		if (nsegs > KCOLL_WIRE_MAX_SEGS || len < struct_size(msg, segs, nsegs) ||
+		    !kcoll_cts_valid(msg, nsegs))
+			goto bad;
+		cts = kmalloc(struct_size(cts, msg.segs, nsegs), GFP_KERNEL);
+		if (!cts) {
+			kcoll_comm_fail(comm, -ENOMEM, conn->peer);
+			return;
+		}
+		cts->len = len;
+		cts->msg = *msg;
+		memcpy(cts->msg.segs, msg->segs, flex_array_size(msg, segs, nsegs));
+		spin_lock_bh(&comm->lock);
+		list_add_tail(&cts->list, &conn->cts_early);
+		spin_unlock_bh(&comm->lock);
+		return;
+	case KCOLL_MSG_NOP:
+		return;
+	case KCOLL_MSG_DONE:
+		spin_lock_bh(&comm->lock);
+		req = list_first_entry_or_null(&conn->recvq, struct kcoll_req, qlist);
+		if (!req || req->state != KCOLL_REQ_ACTIVE ||
+		    req->seq != be32_to_cpu(msg->seq) || be64_to_cpu(msg->len) > req->mem.len) {
+			spin_unlock_bh(&comm->lock);
+			goto bad;
+		}
+		if (msg->status)
+			kcoll_req_complete(req, -(int)min_t(u32, be32_to_cpu(msg->status), 4095),
+					   0);
+		else
+			kcoll_req_complete(req, 0, be64_to_cpu(msg->len));
+		spin_unlock_bh(&comm->lock);
+		return;
+	default:
+		goto bad;
+	}
+bad:
+	pr_err_ratelimited("comm %llx rank %u: malformed message from rank %u\n",
+			   comm->comm_id, comm->rank, conn->peer);
+	kcoll_comm_fail(comm, -EPROTO, conn->peer);
+}
+
+static bool kcoll_conn_busy(struct kcoll_conn *conn)
+{
+	return !list_empty(&conn->sendq) || !list_empty(&conn->recvq);
+}
+
+/*
+ * While requests are pending: keep every busy connection's peer talking (NOP after a
+ * quiet quarter of op_timeout_ms) and fail the comm when a peer shows no sign of life for
+ * op_timeout_ms.  A slow transfer is not a failure; a silent peer is.
+ */
+void kcoll_comm_watchdog(struct work_struct *work)
+{
+	struct kcoll_comm *comm = container_of(to_delayed_work(work), struct kcoll_comm,
+					       watchdog);
+	unsigned long timeout = msecs_to_jiffies(kcoll_op_timeout_ms);
+	bool pending = false;
+	u32 i;
+
+	spin_lock_bh(&comm->lock);
+	if (comm->state != KCOLL_COMM_READY)
+		goto out_unlock;
+	for (i = 0; i < comm->nranks; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+		struct kcoll_ctrl *c;
+
+		if (i == comm->rank || conn->state != KCOLL_CONN_UP || !kcoll_conn_busy(conn))
+			continue;
+		pending = true;
+		if (time_after(jiffies, conn->last_ok + timeout)) {
+			pr_info("comm %llx rank %u: no sign of life from rank %u for %u ms\n",
+				comm->comm_id, comm->rank, i, kcoll_op_timeout_ms);
+			kcoll_comm_set_error_locked(comm, -ETIMEDOUT, i);
+			goto out_unlock;
+		}
+		if (time_after(jiffies, conn->last_tx + timeout / 4)) {
+			c = kcoll_ctrl_get(conn);
+			if (c) {
+				((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_NOP;
+				if (kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg))) {
+					kcoll_comm_set_error_locked(comm, -EIO, i);
+					goto out_unlock;
+				}
+			}
+		}
+	}
+	if (pending)
+		queue_delayed_work(kcoll_wq, &comm->watchdog,
+				   msecs_to_jiffies(KCOLL_WATCHDOG_MS));
+out_unlock:
+	spin_unlock_bh(&comm->lock);
+}
+
+/* Submit ------------------------------------------------------------------------------ */
+
+static int kcoll_p2p_check(const struct kcoll_p2p *arg, struct kcoll_comm *comm)
+{
+	u32 dir = arg->flags & (KCOLL_P2P_SEND | KCOLL_P2P_RECV);
+
+	if (arg->flags & ~KCOLL_P2P_FLAGS || hweight32(dir) != 1 || arg->req || arg->result ||
+	    arg->reserved[0] || arg->reserved[1])
+		return -EINVAL;
+	if (arg->flags & KCOLL_P2P_BUF)
+		return -EOPNOTSUPP;	/* buffers: not in this version of the module yet */
+	if (arg->buf || arg->len > KCOLL_P2P_MAX_LEN)
+		return -EINVAL;
+	if (arg->peer >= comm->nranks || arg->peer == comm->rank)
+		return -EINVAL;
+	return 0;
+}
+
+static struct kcoll_req *kcoll_req_alloc(struct kcoll_comm *comm, const struct kcoll_p2p *arg)
+{
+	struct kcoll_req *req = kzalloc(sizeof(*req), GFP_KERNEL);
+
+	if (!req)
+		return NULL;
+	kref_init(&req->ref);
+	req->comm = comm;
+	req->conn = &comm->conns[arg->peer];
+	req->send = arg->flags & KCOLL_P2P_SEND;
+	req->state = KCOLL_REQ_QUEUED;
+	INIT_LIST_HEAD(&req->qlist);
+	INIT_LIST_HEAD(&req->all);
+	INIT_WORK(&req->hw_work, kcoll_req_hw_work);
+	return req;
+}
+
+/* Queue @req on its connection; Return: 0 or the comm's sticky error. */
+static int kcoll_req_queue(struct kcoll_req *req)
+{
+	struct kcoll_comm *comm = req->comm;
+	struct kcoll_conn *conn = req->conn;
+
+	spin_lock_bh(&comm->lock);
+	if (comm->state != KCOLL_COMM_READY) {
+		int err = comm->error ? comm->error : -ENOTCONN;
+
+		spin_unlock_bh(&comm->lock);
+		return err;
+	}
+	if (!kcoll_conn_busy(conn))
+		conn->last_ok = jiffies;	/* idle until now: nothing was expected of it */
+	if (req->send) {
+		req->seq = conn->send_seq++;
+		list_add_tail(&req->qlist, &conn->sendq);
+	} else {
+		req->seq = conn->recv_seq++;
+		list_add_tail(&req->qlist, &conn->recvq);
+	}
+	kref_get(&req->ref);	/* comm->reqs' reference, put by kcoll_req_hw_work() */
+	list_add_tail(&req->all, &comm->reqs);
+	atomic_inc(&comm->nhw);
+	queue_delayed_work(kcoll_wq, &comm->watchdog, msecs_to_jiffies(KCOLL_WATCHDOG_MS));
+	spin_unlock_bh(&comm->lock);
+	kcoll_p2p_progress(conn);
+	return 0;
+}
+
+/*
+ * Wait for a blocking request (@timeout_ms 0: as long as the peer is alive); a timeout or a
+ * fatal signal poisons the comm, since the request cannot be taken back from the wire.
+ */
+static int kcoll_req_wait(struct kcoll_req *req, u32 timeout_ms)
+{
+	struct kcoll_comm *comm = req->comm;
+	long ret;
+
+	ret = wait_event_killable_timeout(comm->wq, READ_ONCE(req->state) == KCOLL_REQ_DONE,
+					  timeout_ms ? msecs_to_jiffies(timeout_ms) :
+						       MAX_SCHEDULE_TIMEOUT);
+	if (ret <= 0) {
+		kcoll_comm_fail(comm, ret ? -EINTR : -ETIMEDOUT, req->conn->peer);
+		return ret ? -EINTR : -ETIMEDOUT;
+	}
+	return req->status;
+}
+
+long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
+{
+	struct kcoll_comm *comm;
+	struct kcoll_req *req;
+	struct kcoll_p2p arg;
+	u32 usize, id;
+	int ret;
+
+	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_P2P_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	comm = kcoll_comm_lookup(ctx, arg.comm);
+	if (!comm)
+		return -ENOENT;
+	ret = kcoll_p2p_check(&arg, comm);
+	if (ret)
+		goto out_put_comm;
+	spin_lock_bh(&comm->lock);
+	ret = comm->state == KCOLL_COMM_READY ? 0 : (comm->error ? comm->error : -ENOTCONN);
+	spin_unlock_bh(&comm->lock);
+	if (ret)
+		goto out_put_comm;
+
+	req = kcoll_req_alloc(comm, &arg);
+	if (!req) {
+		ret = -ENOMEM;
+		goto out_put_comm;
+	}
+	ret = kcoll_mem_pin(comm, &req->mem, arg.addr, arg.len, !req->send);
+	if (!ret && !req->send)
+		ret = kcoll_mem_register(comm, &req->mem);
+	if (ret) {
+		kcoll_mem_release(comm, &req->mem, !req->send);
+		goto out_put_req;
+	}
+
+	if (arg.flags & KCOLL_P2P_NONBLOCK) {
+		ret = xa_alloc_cyclic(&ctx->reqs, &id, req, xa_limit_31b, &ctx->next_req,
+				      GFP_KERNEL);
+		if (ret < 0) {
+			kcoll_mem_release(comm, &req->mem, !req->send);
+			goto out_put_req;
+		}
+		req->id = id;
+		kref_get(&req->ref);	/* the request table's reference */
+	}
+	ret = kcoll_req_queue(req);
+	if (ret) {
+		if (req->id && xa_erase(&ctx->reqs, req->id))
+			kcoll_req_put(req);
+		kcoll_mem_release(comm, &req->mem, !req->send);
+		goto out_put_req;
+	}
+	if (req->id) {
+		arg.req = req->id;
+		ret = kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
+	} else {
+		ret = kcoll_req_wait(req, arg.timeout_ms);
+		if (!ret && !req->send) {
+			arg.result = req->result;
+			ret = kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
+		}
+	}
+out_put_req:
+	kcoll_req_put(req);
+out_put_comm:
+	kcoll_comm_put(comm);
+	return ret;
+}
+
+long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg)
+{
+	struct kcoll_req *req;
+	struct kcoll_wait arg;
+	u32 usize;
+	long ret;
+
+	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_WAIT_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.reserved0 || arg.reserved[0] || arg.reserved[1] ||
+	    !arg.req || arg.req > U32_MAX)
+		return -EINVAL;
+	xa_lock(&ctx->reqs);
+	req = xa_load(&ctx->reqs, arg.req);
+	if (req && req->comm->handle == arg.comm)
+		kref_get(&req->ref);
+	else
+		req = NULL;
+	xa_unlock(&ctx->reqs);
+	if (!req)
+		return -ENOENT;
+
+	if (arg.timeout_ms) {
+		unsigned long t = arg.timeout_ms == U32_MAX ? MAX_SCHEDULE_TIMEOUT :
+				  msecs_to_jiffies(arg.timeout_ms);
+
+		ret = wait_event_killable_timeout(req->comm->wq,
+						  READ_ONCE(req->state) == KCOLL_REQ_DONE, t);
+		if (ret < 0) {
+			kcoll_req_put(req);
+			return -EINTR;
+		}
+	}
+	if (READ_ONCE(req->state) != KCOLL_REQ_DONE) {
+		kcoll_req_put(req);
+		return -EAGAIN;
+	}
+	/* Consume it: whoever erases it owns the table's reference. */
+	if (xa_erase(&ctx->reqs, arg.req) == req) {
+		atomic_dec(&ctx->ndone);
+		kcoll_req_put(req);
+	}
+	arg.status = req->status;
+	arg.reserved0 = 0;
+	arg.result = req->result;
+	kcoll_req_put(req);
+	return kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
+}
+
+/* File release: drop the references of requests nobody waited for. */
+void kcoll_ctx_drop_reqs(struct kcoll_ctx *ctx)
+{
+	struct kcoll_req *req;
+	unsigned long id;
+
+	xa_for_each(&ctx->reqs, id, req) {
+		if (xa_erase(&ctx->reqs, id) == req)
+			kcoll_req_put(req);
+	}
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kcoll wire protocol, version 1: what crosses the network between two kcoll nodes.
+ * Pure definitions (no kernel dependency beyond fixed-width types), so host unit tests
+ * check the layout.  Documented in Documentation/wire.rst; all fields big endian.
+ *
+ * Connection: rank i connects actively to every rank j < i and accepts from every j > i.
+ * The rdma_cm REQ private data is struct kcoll_wire_hello (<= 56 bytes, the IB CM limit);
+ * a refusal carries struct kcoll_wire_reject.  A REJECT with KCOLL_REJ_NOT_YET means the
+ * peer has not created the communicator yet: the active side retries until its deadline.
+ *
+ * On an established RC QP, control messages are SENDs of struct kcoll_wire_msg (header +
+ * type-specific body); data moves only by RDMA WRITE into memory the receiver announced.
+ * No message needs WRITE WITH IMMEDIATE, so iWARP devices work unchanged.
+ *
+ * Point-to-point, per ordered pair of ranks (A sends to B), matched in posting order:
+ *   B: recv #n posted -> registers its memory -> CTS{n, capacity, segments}
+ *   A: send #n posted and CTS #n arrived -> RDMA WRITEs into the segments -> DONE{n, len}
+ *   B: DONE #n arrives -> (RC ordering: every WRITE before it has landed) recv #n complete
+ *
+ * Liveness: while operations are pending, a side that has posted nothing for a quarter of
+ * op_timeout_ms sends a NOP; the RC transport's acknowledgement of any message proves the
+ * peer alive.  No sign of life for op_timeout_ms fails the communicator with ETIMEDOUT.
+ */
+#ifndef _KCOLL_WIRE_H
+#define _KCOLL_WIRE_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdint.h>
+#include <linux/types.h>
+#endif
+
+#define KCOLL_WIRE_MAGIC	0x4b434f4cU	/* "KCOL" */
+#define KCOLL_PROTO_VERSION	1
+
+/* rdma_cm REQ private data. */
+struct kcoll_wire_hello {
+	__be32 magic;
+	__u8 version;
+	__u8 reserved0[3];
+	__be64 comm_id;
+	__be32 src_rank;	/* the connecting rank */
+	__be32 dst_rank;	/* the rank it wants */
+	__be32 nranks;
+	__be32 reserved1;
+};
+
+enum kcoll_wire_reject_reason {
+	KCOLL_REJ_VERSION = 1,	/* protocol version not spoken here; see @version */
+	KCOLL_REJ_NOT_YET = 2,	/* no such communicator (yet): retry */
+	KCOLL_REJ_MISMATCH = 3,	/* communicator exists with another nranks, or bad ranks */
+	KCOLL_REJ_DEVICE = 4,	/* arrived on an RDMA device the communicator does not use */
+	KCOLL_REJ_STATE = 5,	/* communicator no longer accepts (aborted, destroyed) */
+	KCOLL_REJ_DUPLICATE = 6,	/* this rank is already connected */
+	KCOLL_REJ_BAD_HELLO = 7,	/* private data missing, short or without the magic */
+};
+
+/* rdma_cm REJECT private data. */
+struct kcoll_wire_reject {
+	__be32 magic;
+	__u8 version;		/* the rejecting side's protocol version */
+	__u8 reason;		/* enum kcoll_wire_reject_reason */
+	__u8 reserved[2];
+};
+
+enum kcoll_wire_type {
+	KCOLL_MSG_CTS = 1,	/* clear to send: receiver's memory for message @seq */
+	KCOLL_MSG_DONE = 2,	/* sender finished writing message @seq */
+	KCOLL_MSG_BUF = 3,	/* a collective buffer's segments, for buffer @seq */
+	KCOLL_MSG_NOP = 4,	/* keepalive: its acknowledgement proves the peer alive */
+};
+
+/* One registered region the peer may RDMA WRITE into. */
+struct kcoll_wire_seg {
+	__be64 addr;
+	__be32 rkey;
+	__be32 len;
+};
+
+#define KCOLL_WIRE_MSG_SIZE	4096
+#define KCOLL_WIRE_MAX_SEGS	((KCOLL_WIRE_MSG_SIZE - 32) / sizeof(struct kcoll_wire_seg))
+
+struct kcoll_wire_msg {
+	__be32 magic;
+	__u8 type;		/* enum kcoll_wire_type */
+	__u8 reserved0;
+	__be16 nsegs;		/* CTS, BUF: entries in @segs */
+	__be32 seq;		/* per ordered pair, from 0 */
+	__be32 status;		/* DONE: 0 or a positive errno (EMSGSIZE) */
+	__be64 len;		/* CTS: capacity; DONE: bytes written; BUF: buffer length */
+	__be64 reserved1;
+	struct kcoll_wire_seg segs[];
+};
+
+#endif /* _KCOLL_WIRE_H */

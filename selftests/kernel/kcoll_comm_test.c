@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Communicator creation: bad peer tables with their exact errno, peers that never come,
+ * create/destroy cycles without leaks, and a rank killed mid-transfer.  Runs on every node
+ * of a 2-or-more VM rig at once; only ranks 0 and 1 take part in the pair tests.
+ */
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "kcoll_test_comm.h"
+#include "kselftest_harness.h"
+
+#define SYS "/sys/kernel/kcoll/"
+
+static long sysfs_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int count_comms(void)
+{
+	FILE *p = popen("ls " SYS "comms | wc -l", "r");
+	int n = -1;
+
+	if (p) {
+		if (fscanf(p, "%d", &n) != 1)
+			n = -1;
+		pclose(p);
+	}
+	return n;
+}
+
+FIXTURE(dev) {
+	int fd;
+	struct kcoll_sockaddr peers[4];
+};
+
+FIXTURE_SETUP(dev)
+{
+	unsigned int i;
+
+	self->fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	for (i = 0; i < 4; i++)
+		self->peers[i] = kt_addr(i);
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	close(self->fd);
+}
+
+TEST_F(dev, bad_tables_are_einval)
+{
+	struct kcoll_comm_create c = {
+		.size = sizeof(c), .comm_id = 7, .rank = 0, .nranks = 2,
+		.peers = (uintptr_t)self->peers, .peer_size = sizeof(self->peers[0]),
+		.timeout_ms = 1000,
+	};
+	struct kcoll_comm_create t;
+	struct kcoll_sockaddr bad[2];
+
+#define EXPECT_CREATE(err, field, value) do {					\
+		t = c;								\
+		t.field = value;						\
+		EXPECT_EQ(err, kt_ioctl(self->fd, KCOLL_IOC_COMM_CREATE, &t))	\
+			TH_LOG(#field " = " #value);				\
+	} while (0)
+
+	EXPECT_CREATE(-EINVAL, nranks, 0);
+	EXPECT_CREATE(-EINVAL, nranks, KCOLL_MAX_RANKS + 1);
+	EXPECT_CREATE(-EINVAL, nranks, 0xffffffffu);
+	EXPECT_CREATE(-EINVAL, rank, 2);
+	EXPECT_CREATE(-EINVAL, rank, 0xffffffffu);
+	EXPECT_CREATE(-EINVAL, comm_id, 0);
+	EXPECT_CREATE(-EINVAL, flags, 1);
+	EXPECT_CREATE(-EINVAL, reserved[1], 1);
+	EXPECT_CREATE(-EINVAL, peer_size, sizeof(struct kcoll_sockaddr) - 1);
+	EXPECT_CREATE(-EFAULT, peers, 16);
+	EXPECT_CREATE(-EINVAL, size, KCOLL_COMM_CREATE_SIZE_VER0 - 1);
+
+	memcpy(bad, self->peers, sizeof(bad));
+	bad[1].family = 12345;
+	EXPECT_CREATE(-EINVAL, peers, (uintptr_t)bad);
+	memcpy(bad, self->peers, sizeof(bad));
+	memset(bad[1].addr, 0, 16);		/* 0.0.0.0 */
+	EXPECT_CREATE(-EINVAL, peers, (uintptr_t)bad);
+	memcpy(bad, self->peers, sizeof(bad));
+	bad[1].addr[7] = 1;			/* IPv4 with junk after the address */
+	EXPECT_CREATE(-EINVAL, peers, (uintptr_t)bad);
+	/* A table that runs into unmapped memory. */
+	{
+		long pg = sysconf(_SC_PAGESIZE);
+		char *m = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		ASSERT_NE(MAP_FAILED, m);
+		ASSERT_EQ(0, mprotect(m + pg, pg, PROT_NONE));
+		memcpy(m + pg - sizeof(bad), self->peers, sizeof(bad));
+		t = c;
+		t.peers = (uintptr_t)(m + pg - sizeof(bad));
+		t.nranks = 3;
+		EXPECT_EQ(-EFAULT, kt_ioctl(self->fd, KCOLL_IOC_COMM_CREATE, &t));
+		munmap(m, 2 * pg);
+	}
+	/* Nothing half-created stays behind. */
+	EXPECT_EQ(0, count_comms());
+}
+
+TEST_F(dev, own_address_not_rdma_is_eaddrnotavail)
+{
+	struct kcoll_sockaddr t[2] = { kt_addr(250), kt_addr(kt_rank()) };
+
+	EXPECT_EQ(-EADDRNOTAVAIL, kt_comm_create(self->fd, 9, 0, 2, t, 1000, NULL, NULL));
+	inet_pton(AF_INET, "127.0.0.1", t[0].addr);
+	EXPECT_EQ(-EADDRNOTAVAIL, kt_comm_create(self->fd, 9, 0, 2, t, 1000, NULL, NULL));
+}
+
+/* Rank 1 connects to rank 0, whose address no host answers for. */
+TEST_F(dev, unreachable_peer_is_ehostunreach)
+{
+	struct kcoll_sockaddr t[2] = { kt_addr(200), kt_addr(kt_rank()) };
+	uint32_t failed = 0;
+	double t0 = kt_now();
+
+	EXPECT_EQ(-EHOSTUNREACH, kt_comm_create(self->fd, kt_comm_id("unreach", kt_rank()), 1,
+						2, t, 4000, NULL, &failed));
+	EXPECT_EQ(0, failed);
+	EXPECT_GT(20, kt_now() - t0);
+	EXPECT_EQ(0, count_comms());
+}
+
+/* A reachable node where nobody creates the comm: refused until the deadline. */
+TEST_F(dev, absent_peer_is_etimedout)
+{
+	unsigned int me = kt_rank(), other = me ? 0 : 1;
+	struct kcoll_sockaddr t[2] = { kt_addr(other), kt_addr(me) };
+	uint32_t failed = 0;
+
+	if (kt_nranks() < 2)
+		SKIP(return, "needs 2 nodes");
+	EXPECT_EQ(-ETIMEDOUT, kt_comm_create(self->fd, kt_comm_id("absent", me), 1, 2, t, 3000,
+					     NULL, &failed));
+	EXPECT_EQ(0, failed);
+}
+
+TEST_F(dev, duplicate_comm_and_rank_is_eexist)
+{
+	struct kcoll_sockaddr me = kt_addr(kt_rank());
+	uint32_t h;
+	int fd2 = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, kt_comm_create(self->fd, 77, 0, 1, &me, 1000, &h, NULL));
+	EXPECT_EQ(-EEXIST, kt_comm_create(self->fd, 77, 0, 1, &me, 1000, NULL, NULL));
+	EXPECT_EQ(-EEXIST, kt_comm_create(fd2, 77, 0, 1, &me, 1000, NULL, NULL));
+	EXPECT_EQ(1, count_comms());
+	EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
+	EXPECT_EQ(0, kt_comm_create(fd2, 77, 0, 1, &me, 1000, &h, NULL));
+	close(fd2);		/* close destroys it */
+	EXPECT_EQ(0, count_comms());
+}
+
+TEST_F(dev, destroy_and_abort_bad_handles)
+{
+	struct kcoll_comm_arg a = { .size = sizeof(a), .handle = 4242 };
+
+	EXPECT_EQ(-ENOENT, kt_ioctl(self->fd, KCOLL_IOC_COMM_DESTROY, &a));
+	EXPECT_EQ(-ENOENT, kt_ioctl(self->fd, KCOLL_IOC_COMM_ABORT, &a));
+	a.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, kt_ioctl(self->fd, KCOLL_IOC_COMM_DESTROY, &a));
+	a.reserved0 = 0;
+	a.flags = 2;
+	EXPECT_EQ(-EINVAL, kt_ioctl(self->fd, KCOLL_IOC_COMM_ABORT, &a));
+}
+
+/* 200 connect/destroy cycles between ranks 0 and 1; sysfs counts return to zero. */
+TEST_F_TIMEOUT(dev, create_destroy_200_cycles, 900)
+{
+	unsigned int me = kt_rank(), i;
+	uint32_t h;
+
+	if (kt_nranks() < 2)
+		SKIP(return, "needs 2 nodes");
+	if (me > 1)
+		return;
+	for (i = 0; i < 200; i++) {
+		ASSERT_EQ(0, kt_comm_create(self->fd, kt_comm_id("cycles", i), me, 2, self->peers,
+					    60000, &h, NULL)) TH_LOG("cycle %u", i);
+		ASSERT_EQ(0, kt_comm_destroy(self->fd, h));
+	}
+	EXPECT_EQ(0, count_comms());
+}
+
+/*
+ * Rank 1's process is killed with SIGKILL while it sends 64 MiB to rank 0: rank 0's
+ * receive fails with ECONNRESET (or ETIMEDOUT) within the 10 s bound, and rank 1's node
+ * is left with nothing.  Five rounds.
+ */
+TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
+{
+	const uint64_t size = 64ULL << 20;
+	unsigned int me = kt_rank(), round;
+	unsigned char *mem;
+
+	if (kt_nranks() < 2)
+		SKIP(return, "needs 2 nodes");
+	if (me > 1)
+		return;
+	mem = malloc(size);
+	ASSERT_NE(NULL, mem);
+	memset(mem, 0x5a, size);
+	for (round = 0; round < 5; round++) {
+		uint64_t id = kt_comm_id("kill9", round);
+		uint32_t h;
+
+		if (me == 0) {
+			uint64_t req, got;
+			int status = 0;
+			double t0;
+
+			ASSERT_EQ(0, kt_comm_create(self->fd, id, 0, 2, self->peers, 60000, &h,
+						    NULL));
+			ASSERT_EQ(0, kt_p2p(self->fd, h, KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK, 1,
+					    mem, size, &req));
+			t0 = kt_now();
+			ASSERT_EQ(0, kt_wait(self->fd, h, req, 60000, &status, &got));
+			EXPECT_TRUE(status == -ECONNRESET || status == -ETIMEDOUT)
+				TH_LOG("round %u: status %d", round, status);
+			/* Killed about 1 s after the transfer started. */
+			EXPECT_GT(11.0, kt_now() - t0) TH_LOG("round %u", round);
+			EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
+		} else {
+			pid_t pid = fork();
+			int wst;
+
+			ASSERT_LE(0, pid);
+			if (pid == 0) {
+				int fd = open(KCOLL_DEVICE_PATH, O_RDWR);
+
+				if (kt_comm_create(fd, id, 1, 2, self->peers, 60000, &h, NULL))
+					_exit(1);
+				kt_p2p(fd, h, KCOLL_P2P_SEND, 0, mem, size, NULL);
+				_exit(2);	/* should have been killed first */
+			}
+			/* Give the transfer time to start: at ~0.2 Gb/s 64 MiB takes seconds. */
+			usleep(1500000);
+			kill(pid, SIGKILL);
+			ASSERT_EQ(pid, waitpid(pid, &wst, 0));
+			EXPECT_TRUE(WIFSIGNALED(wst)) TH_LOG("child exit %d", WEXITSTATUS(wst));
+			EXPECT_EQ(0, count_comms());
+			EXPECT_EQ(1, sysfs_long(SYS "contexts"));
+		}
+	}
+	free(mem);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,29 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# The multi-node suite, run on every node of a 2- or 4-VM rig: communicators and
+# point-to-point over Soft-RoCE.  TAP per test binary in $RIG_DIR/tap/.
+. rig/guest/lib.sh
+rig_net_up
+rig_rxe_up
+modprobe kcoll
+
+tap=$RIG_DIR/tap
+mkdir -p "$tap"
+k=build/selftests/kernel
+# Every node must reach every other before the first communicator is made.
+for i in $(seq 0 $((RIG_NNODES - 1))); do
+	n=0
+	while ! ping -c 1 -W 1 "$(rig_ip $i)" >/dev/null 2>&1 && [ $n -lt 60 ]; do
+		n=$((n + 1))
+	done
+done
+rig_barrier net-up 120
+for t in kcoll_comm_test kcoll_p2p_test; do
+	echo "node$RIG_NODE: $t"
+	"$k/$t" >"$tap/$t.tap" 2>&1
+	rig_barrier "$t-done" 600
+done
+ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
+modprobe -r kcoll
+rig_kmemleak_check >"$tap/kmemleak.tap" 2>&1
+exit 0
