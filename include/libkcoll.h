@@ -103,6 +103,175 @@ KCOLL_API int kcoll_dev_list(const struct kcoll_dev_list_opts *opts,
 			     struct kcoll_dev_entry **devs, size_t *n);
 KCOLL_API void kcoll_dev_list_free(struct kcoll_dev_entry *devs);
 
+/* Communicators (KCOLL_0.2) ------------------------------------------------------------- */
+
+/*
+ * Error messages: the bootstrap and communicator functions record a human-readable reason for
+ * their last failure in a thread-local string (e.g. which ranks never joined, which host:port
+ * could not be reached).  "" when the calling thread's last libkcoll call recorded nothing.
+ * The string stays valid until the calling thread's next libkcoll call.
+ */
+KCOLL_API const char *kcoll_last_error(void);
+
+/* Defaults of the bootstrap; see libkcoll(7) for the environment variables. */
+#define KCOLL_BOOTSTRAP_TIMEOUT_MS_DEFAULT	30000
+/* Env init: root port when neither KCOLL_BOOTSTRAP_PORT nor MASTER_PORT is set. */
+#define KCOLL_BOOTSTRAP_PORT_DEFAULT		29600
+
+/*
+ * What one rank hands the others out of band (MPI_Bcast, a file, a key-value store) so that
+ * they find the bootstrap root: a random communicator id and the root's TCP address, in a
+ * versioned, byte-order independent encoding with a checksum.  Copy it as plain bytes.
+ */
+#define KCOLL_UNIQUE_ID_BYTES	128
+struct kcoll_unique_id {
+	unsigned char internal[KCOLL_UNIQUE_ID_BYTES];
+};
+
+struct kcoll_uid_opts {
+	size_t sz;
+	/*
+	 * Address the root listens on and records in the id: IP literal or host name.  NULL:
+	 * $KCOLL_BOOTSTRAP_ADDR, else the first IPv4 (then IPv6) address of an interface that is
+	 * up and not loopback, else 127.0.0.1.
+	 */
+	const char *addr;
+	/* TCP port, 1-65535; 0: $KCOLL_BOOTSTRAP_PORT, else an ephemeral port */
+	unsigned int port;
+	/*
+	 * The root gives up (and its thread exits) when no rank has joined within this long of
+	 * kcoll_get_unique_id(), or the rendezvous has not completed within this long of the
+	 * first rank joining.  0: $KCOLL_BOOTSTRAP_TIMEOUT_MS, else 30000.
+	 */
+	unsigned int timeout_ms;
+	/* no flag is defined yet: must be 0 */
+	unsigned int flags;
+	size_t :0;
+};
+
+/*
+ * Draw a new communicator id and make the calling process its bootstrap root: a background
+ * thread listens on TCP and serves exactly one rendezvous for this id.
+ */
+KCOLL_API int kcoll_get_unique_id(struct kcoll_unique_id *id, const struct kcoll_uid_opts *opts);
+
+/* A communicator: opaque. */
+struct kcoll_comm;
+
+struct kcoll_comm_opts {
+	size_t sz;
+	/* no flag is defined yet: must be 0 */
+	unsigned int flags;
+	/*
+	 * How long to keep trying to reach the root, and how long the root (env init, rank 0)
+	 * waits for every rank.  0: $KCOLL_BOOTSTRAP_TIMEOUT_MS, else 30000.
+	 */
+	unsigned int bootstrap_timeout_ms;
+	/*
+	 * timeout_ms of KCOLL_IOC_COMM_CREATE: how long the kernel waits for the RDMA connections.
+	 * 0: $KCOLL_CONNECT_TIMEOUT_MS, else 0 (the module's default).
+	 */
+	unsigned int connect_timeout_ms;
+	/* rdma_cm port this rank advertises; 0: $KCOLL_PORT, else 0 (module listen_port) */
+	unsigned int port;
+	/*
+	 * IP literal this rank advertises (its RDMA interface).  NULL: $KCOLL_ADDR, else the
+	 * first IPv4 address of @ifname / $KCOLL_IFNAME, else the local address of its TCP
+	 * connection to the bootstrap root.
+	 */
+	const char *addr;
+	const char *ifname;
+	size_t :0;
+};
+
+/*
+ * Join communicator @id as @rank of @nranks: TCP rendezvous with the root named in @id, then
+ * KCOLL_IOC_COMM_CREATE on @h with the complete peer table.  Collective: every rank calls it.
+ * @h must outlive the communicator.
+ */
+KCOLL_API int kcoll_comm_init_rank(struct kcoll_handle *h, const struct kcoll_unique_id *id,
+				   int nranks, int rank, const struct kcoll_comm_opts *opts,
+				   struct kcoll_comm **out);
+
+/*
+ * The same with rank, size and root taken from the environment (KCOLL_RANK/KCOLL_NRANKS,
+ * torchrun, Slurm, Open MPI); rank 0 is the root.  See libkcoll(7).
+ */
+KCOLL_API int kcoll_comm_init_env(struct kcoll_handle *h, const struct kcoll_comm_opts *opts,
+				  struct kcoll_comm **out);
+
+/* KCOLL_IOC_COMM_DESTROY, then free @c (even when the ioctl fails); NULL is a no-op. */
+KCOLL_API int kcoll_comm_destroy(struct kcoll_comm *c);
+/* KCOLL_IOC_COMM_ABORT: fail every pending operation; @c must still be destroyed. */
+KCOLL_API int kcoll_comm_abort(struct kcoll_comm *c);
+KCOLL_API int kcoll_comm_rank(const struct kcoll_comm *c);
+KCOLL_API int kcoll_comm_size(const struct kcoll_comm *c);
+/* KCOLL_IOC_COMM_QUERY; the library zeroes @q and sets its size and handle itself. */
+KCOLL_API int kcoll_comm_query(struct kcoll_comm *c, struct kcoll_comm_query *q);
+
+struct kcoll_p2p_opts {
+	size_t sz;
+	/* blocking calls: give up after this long; 0: the module's op_timeout_ms */
+	unsigned int timeout_ms;
+	/* no flag is defined yet: must be 0 */
+	unsigned int flags;
+	size_t :0;
+};
+
+/*
+ * A non-blocking operation in flight, filled by kcoll_isend() and friends, completed by
+ * kcoll_wait() or kcoll_test().  Caller-allocated; treat the fields as private.
+ */
+struct kcoll_request {
+	uint64_t id;
+	uint32_t comm;
+	uint32_t state;
+};
+
+/* Point-to-point on plain user memory.  Messages between two ranks match in posting order. */
+KCOLL_API int kcoll_send(struct kcoll_comm *c, const void *buf, size_t len, int peer,
+			 const struct kcoll_p2p_opts *opts);
+KCOLL_API int kcoll_recv(struct kcoll_comm *c, void *buf, size_t len, int peer,
+			 size_t *received, const struct kcoll_p2p_opts *opts);
+KCOLL_API int kcoll_isend(struct kcoll_comm *c, const void *buf, size_t len, int peer,
+			  const struct kcoll_p2p_opts *opts, struct kcoll_request *req);
+KCOLL_API int kcoll_irecv(struct kcoll_comm *c, void *buf, size_t len, int peer,
+			  const struct kcoll_p2p_opts *opts, struct kcoll_request *req);
+
+/*
+ * Wait up to @timeout_ms (0: just test; negative: no limit but the module's) for @req.
+ * 0 when it completed successfully (*result: bytes moved), its negative errno when it failed,
+ * -EAGAIN when it is still in flight (@req stays valid).
+ */
+KCOLL_API int kcoll_wait(struct kcoll_comm *c, struct kcoll_request *req, int timeout_ms,
+			 size_t *result);
+/* kcoll_wait(c, req, 0, result), with *done = 0 instead of -EAGAIN while in flight. */
+KCOLL_API int kcoll_test(struct kcoll_comm *c, struct kcoll_request *req, int *done,
+			 size_t *result);
+
+/* A zero-copy buffer of a communicator, mapped into this process: opaque. */
+struct kcoll_buf;
+
+/* Collective: every rank creates its buffers in the same order and with the same @len. */
+KCOLL_API int kcoll_buf_create(struct kcoll_comm *c, size_t len, struct kcoll_buf **out);
+KCOLL_API void *kcoll_buf_ptr(const struct kcoll_buf *b);
+KCOLL_API size_t kcoll_buf_len(const struct kcoll_buf *b);
+/* munmap and KCOLL_IOC_BUF_DESTROY; NULL is a no-op.  -EBUSY leaves @b intact. */
+KCOLL_API int kcoll_buf_destroy(struct kcoll_buf *b);
+
+/* Point-to-point on [@offset, @offset + @len) of buffer @b (KCOLL_P2P_BUF: no pinning). */
+KCOLL_API int kcoll_send_buf(struct kcoll_comm *c, struct kcoll_buf *b, size_t offset,
+			     size_t len, int peer, const struct kcoll_p2p_opts *opts);
+KCOLL_API int kcoll_recv_buf(struct kcoll_comm *c, struct kcoll_buf *b, size_t offset,
+			     size_t len, int peer, size_t *received,
+			     const struct kcoll_p2p_opts *opts);
+KCOLL_API int kcoll_isend_buf(struct kcoll_comm *c, struct kcoll_buf *b, size_t offset,
+			      size_t len, int peer, const struct kcoll_p2p_opts *opts,
+			      struct kcoll_request *req);
+KCOLL_API int kcoll_irecv_buf(struct kcoll_comm *c, struct kcoll_buf *b, size_t offset,
+			      size_t len, int peer, const struct kcoll_p2p_opts *opts,
+			      struct kcoll_request *req);
+
 #ifdef __cplusplus
 }
 #endif

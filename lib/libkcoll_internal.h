@@ -46,4 +46,120 @@ static inline int kcoll_err(int err)
 	return err;
 }
 
+/* Communicators and bootstrap (KCOLL_0.2) ---------------------------------------------- */
+
+#include <stdint.h>
+
+#define KCOLL_UID_OPTS_SZ_VER0		offsetofend(struct kcoll_uid_opts, flags)
+#define KCOLL_COMM_OPTS_SZ_VER0		offsetofend(struct kcoll_comm_opts, ifname)
+#define KCOLL_P2P_OPTS_SZ_VER0		offsetofend(struct kcoll_p2p_opts, flags)
+
+#define KCOLL_HIDDEN	__attribute__((visibility("hidden")))
+
+/* Longest kcoll_last_error() message, NUL included; longer ones are cut with "...". */
+#define KCOLL_ERRMSG_MAX	512
+
+KCOLL_HIDDEN void kcoll_clear_error(void);
+KCOLL_HIDDEN void kcoll_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* kcoll_set_error() and return kcoll_err(@err). */
+KCOLL_HIDDEN int kcoll_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The unique id, all integers big-endian:
+ *	 0  magic "KCOLLUID"		 8  u16 version (1)	10  u16 family (4 or 6)
+ *	12  u16 port			14  u16 reserved (0)	16  u64 comm_id (not 0)
+ *	24  u8 addr[16]			40  u32 IPv6 scope id	44  reserved (0) up to 120
+ *     120  u64 FNV-1a 64 of bytes 0-119
+ */
+#define KCOLL_UID_MAGIC		"KCOLLUID"
+#define KCOLL_UID_VERSION	1
+#define KCOLL_UID_CSUM_OFF	120
+
+/* What a unique id says: the comm id and the root's TCP address (port: the TCP port). */
+struct kcoll_uid_info {
+	uint64_t comm_id;
+	struct kcoll_sockaddr root;
+};
+
+KCOLL_HIDDEN int kcoll_uid_encode(const struct kcoll_uid_info *info, struct kcoll_unique_id *id);
+/* -EINVAL (with a message) when @id is not one kcoll_uid_encode() made. */
+KCOLL_HIDDEN int kcoll_uid_decode(const struct kcoll_unique_id *id, struct kcoll_uid_info *info);
+
+/*
+ * The rendezvous protocol over TCP, all integers big-endian.  Every message is a 12-byte
+ * header then @length bytes of body:
+ *	u32 magic (KCOLL_BOOT_MAGIC)  u16 version (KCOLL_BOOT_VERSION)  u16 type  u32 length
+ * HELLO (rank to root), 48 bytes:
+ *	u64 comm_id (env init: 0)  u64 job_tag  u32 rank  u32 nranks  address (24 bytes)
+ * TABLE (root to rank), 16 + 24 * nranks bytes:
+ *	u64 comm_id  u32 nranks  u32 reserved (0)  nranks addresses indexed by rank
+ * ERROR (root to rank), 8 + n bytes, n <= KCOLL_BOOT_MSG_MAX:
+ *	u32 errno (positive)  u32 n  n bytes of message (no NUL)
+ * An address (struct kcoll_sockaddr on the wire), 24 bytes:
+ *	u16 family (4 or 6)  u16 port  u32 scope_id  u8 addr[16] (IPv4: 4 bytes, 12 zero)
+ */
+#define KCOLL_BOOT_MAGIC	0x4b43424fU	/* "KCBO" */
+#define KCOLL_BOOT_VERSION	1
+#define KCOLL_BOOT_HELLO	1
+#define KCOLL_BOOT_TABLE	2
+#define KCOLL_BOOT_ERROR	3
+#define KCOLL_BOOT_HDR_LEN	12
+#define KCOLL_BOOT_ADDR_LEN	24
+#define KCOLL_BOOT_HELLO_LEN	(24 + KCOLL_BOOT_ADDR_LEN)
+#define KCOLL_BOOT_TABLE_HDR	16
+#define KCOLL_BOOT_MSG_MAX	1024
+/* A connection must deliver its hello this soon after it is accepted, or it is dropped. */
+#define KCOLL_BOOT_HELLO_MS	5000
+/* Connections that have not sent a valid hello yet, at most; more are closed at once. */
+#define KCOLL_BOOT_MAX_PENDING	256
+/* A rank waits for the root's answer this much longer than its own timeout. */
+#define KCOLL_BOOT_GRACE_MS	2000
+
+/* The environment, as kcoll_comm_init_env() reads it. */
+struct kcoll_env_conf {
+	int rank;
+	int nranks;
+	int local_rank;			/* -1 when not given */
+	const char *source;		/* "KCOLL", "torchrun", "Slurm", "Open MPI" */
+	char root_host[256];		/* KCOLL_BOOTSTRAP_ADDR or MASTER_ADDR */
+	unsigned int root_port;
+	uint64_t job_tag;		/* hash of the job id, 0 when there is none */
+};
+
+/*
+ * $@name, a decimal number in [@min, @max], into *@out; empty counts as unset.  0 when unset
+ * (*@set false if @set), -EINVAL with a message naming the variable when malformed.
+ */
+KCOLL_HIDDEN int kcoll_env_ulong(const char *name, unsigned long min, unsigned long max,
+				 unsigned long *out, bool *set);
+
+/* 0, or -EINVAL with a message naming the variable at fault. */
+KCOLL_HIDDEN int kcoll_env_parse(struct kcoll_env_conf *conf);
+
+/*
+ * The rendezvous alone, no ioctl: what kcoll_comm_init_rank() and kcoll_comm_init_env() do
+ * before KCOLL_IOC_COMM_CREATE.  On success *table is a malloc()ed array of nranks entries
+ * indexed by rank.
+ */
+KCOLL_HIDDEN int kcoll_bootstrap_rank(const struct kcoll_unique_id *id, int nranks, int rank,
+				      const struct kcoll_comm_opts *opts, uint64_t *comm_id,
+				      struct kcoll_sockaddr **table);
+KCOLL_HIDDEN int kcoll_bootstrap_env(const struct kcoll_comm_opts *opts,
+				     struct kcoll_env_conf *conf, uint64_t *comm_id,
+				     struct kcoll_sockaddr **table);
+
+/*
+ * Join the root thread this process runs for @comm_id (after asking it to stop when @stop)
+ * and return its result, 0 or negative errno, with its message in @msg.  -ENOENT when this
+ * process runs none (or another thread already joined it).
+ */
+KCOLL_HIDDEN int kcoll_bootstrap_root_join(uint64_t comm_id, bool stop, char *msg, size_t len);
+/* Root threads of this process not joined yet. */
+KCOLL_HIDDEN int kcoll_bootstrap_root_count(void);
+
+/* "1.2.3.4:5" or "[::1]:5" */
+#define KCOLL_ADDRSTR_MAX	72
+KCOLL_HIDDEN const char *kcoll_sockaddr_str(const struct kcoll_sockaddr *a, char *buf,
+					    size_t len);
+
 #endif /* _LIBKCOLL_INTERNAL_H */

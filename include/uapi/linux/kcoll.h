@@ -125,8 +125,10 @@ struct kcoll_sockaddr {
  * Blocks until every connection is established (state ready), @timeout_ms passes, or a
  * fatal signal arrives.
  *
- * Return: 0, or -EINVAL (bad flags, rank, nranks, comm_id, peer_size, address family or a
- * duplicate address:port for two ranks), -EEXIST (this comm_id and rank already exist on the
+ * Ranks on one node share its address and port (the listener tells them apart by rank).
+ *
+ * Return: 0, or -EINVAL (bad flags, rank, nranks, comm_id, peer_size, an address family
+ * other than AF_INET/AF_INET6, or a wildcard address), -EEXIST (this comm_id and rank already exist on the
  * node), -EFAULT, -ENOMEM, -EADDRNOTAVAIL (own address not on an RDMA device kcoll may use),
  * -EPERM (that device is not allowed by the devices= parameter), -EHOSTUNREACH (a peer
  * address never resolved), -EPROTONOSUPPORT (a peer speaks another protocol version),

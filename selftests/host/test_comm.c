@@ -1,0 +1,697 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libkcoll communicators against a fake kernel: this program defines ioctl() itself, so the
+ * library (linked statically) talks to the fake for one file descriptor and to the real
+ * system call for every other.  Checks that each ioctl argument is filled exactly as the uAPI
+ * header describes (sizes, flags, handles, reserved fields), that results come back, that
+ * errors are passed on, and that buffers are mapped from the offset the kernel returns.
+ *
+ * Also: the exported symbol set of libkcoll.so.0 for the communicator API (KCOLL_0.2).
+ */
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../lib/libkcoll_internal.h"
+
+#include "kselftest_harness.h"
+
+#ifndef LIBKCOLL_SO_PATH
+#error "LIBKCOLL_SO_PATH must name the libkcoll.so.0 of this tree"
+#endif
+
+#define FAKE_COMM	7
+#define FAKE_BUF	3
+#define FAKE_REQ	99
+#define FILE_SIZE	(1 << 20)
+
+/* The fake kernel: what it was last given, and what it answers. */
+static struct {
+	int fd;				/* the file it serves; -1: none */
+	int calls;
+	unsigned long cmd;
+	struct kcoll_comm_create create;
+	struct kcoll_sockaddr peers[4];
+	struct kcoll_comm_arg arg;
+	struct kcoll_comm_query query;
+	struct kcoll_p2p p2p;
+	struct kcoll_wait wait;
+	struct kcoll_buf_create bc;
+	struct kcoll_buf_arg ba;
+	int fail;			/* errno for the next call, then 0 */
+	uint32_t failed_rank;		/* COMM_CREATE's answer when it fails */
+	int wait_status;
+	uint64_t mmap_offset;
+} fk = { .fd = -1 };
+
+int ioctl(int fd, unsigned long cmd, ...)
+{
+	va_list ap;
+	void *arg;
+	int err;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (fd != fk.fd)
+		return syscall(SYS_ioctl, fd, cmd, arg);
+	fk.calls++;
+	fk.cmd = cmd;
+	switch (cmd) {
+	case KCOLL_IOC_COMM_CREATE:
+		memcpy(&fk.create, arg, sizeof(fk.create));
+		if (fk.create.nranks <= 4 && fk.create.peer_size == sizeof(fk.peers[0]))
+			memcpy(fk.peers, (void *)(uintptr_t)fk.create.peers,
+			       fk.create.nranks * sizeof(fk.peers[0]));
+		((struct kcoll_comm_create *)arg)->handle = FAKE_COMM;
+		if (fk.fail)
+			((struct kcoll_comm_create *)arg)->failed_rank = fk.failed_rank;
+		break;
+	case KCOLL_IOC_COMM_DESTROY:
+	case KCOLL_IOC_COMM_ABORT:
+		memcpy(&fk.arg, arg, sizeof(fk.arg));
+		break;
+	case KCOLL_IOC_COMM_QUERY: {
+		struct kcoll_comm_query *q = arg;
+
+		memcpy(&fk.query, arg, sizeof(fk.query));
+		q->state = KCOLL_COMM_READY;
+		q->rank = 0;
+		q->nranks = 1;
+		q->comm_id = 0xabcdef;
+		q->tx_bytes = 4096;
+		break;
+	}
+	case KCOLL_IOC_P2P: {
+		struct kcoll_p2p *p = arg;
+
+		memcpy(&fk.p2p, arg, sizeof(fk.p2p));
+		if (p->flags & KCOLL_P2P_NONBLOCK)
+			p->req = FAKE_REQ;
+		else if (p->flags & KCOLL_P2P_RECV)
+			p->result = p->len / 2;
+		break;
+	}
+	case KCOLL_IOC_WAIT: {
+		struct kcoll_wait *w = arg;
+
+		memcpy(&fk.wait, arg, sizeof(fk.wait));
+		w->status = fk.wait_status;
+		w->result = 10;
+		break;
+	}
+	case KCOLL_IOC_BUF_CREATE: {
+		struct kcoll_buf_create *b = arg;
+
+		memcpy(&fk.bc, arg, sizeof(fk.bc));
+		b->handle = FAKE_BUF;
+		b->mmap_offset = fk.mmap_offset;
+		break;
+	}
+	case KCOLL_IOC_BUF_DESTROY:
+		memcpy(&fk.ba, arg, sizeof(fk.ba));
+		break;
+	default:
+		errno = ENOTTY;
+		return -1;
+	}
+	if (fk.fail) {
+		err = fk.fail;
+		fk.fail = 0;
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+static bool zero(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	while (len--) {
+		if (*b++)
+			return false;
+	}
+	return true;
+}
+
+static void clear_env(void)
+{
+	static const char *const vars[] = {
+		"KCOLL_RANK", "KCOLL_NRANKS", "RANK", "WORLD_SIZE", "SLURM_PROCID",
+		"SLURM_NTASKS", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "MASTER_ADDR",
+		"MASTER_PORT", "KCOLL_BOOTSTRAP_ADDR", "KCOLL_BOOTSTRAP_PORT", "KCOLL_ADDR",
+		"KCOLL_IFNAME", "KCOLL_PORT", "KCOLL_CONNECT_TIMEOUT_MS",
+		"KCOLL_BOOTSTRAP_TIMEOUT_MS", "KCOLL_JOB_ID", "SLURM_JOB_ID",
+		"TORCHELASTIC_RUN_ID",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+/* A scratch file to stand in for /dev/kcoll; big enough to map buffers from. */
+static int scratch(char *path, struct kcoll_handle **h)
+{
+	KCOLL_OPTS(kcoll_open_opts, opts);
+	int fd, err;
+
+	strcpy(path, "/tmp/kcoll-comm-test.XXXXXX");
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	err = ftruncate(fd, FILE_SIZE) ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	opts.dev_path = path;
+	return kcoll_open(&opts, h);
+}
+
+/* A one-rank communicator on the fake kernel, bootstrapped over 127.0.0.1. */
+static int one_rank(struct kcoll_handle *h, const struct kcoll_comm_opts *opts,
+		    struct kcoll_comm **c, uint64_t *comm_id)
+{
+	KCOLL_OPTS(kcoll_uid_opts, uo, .addr = "127.0.0.1", .timeout_ms = 10000);
+	struct kcoll_unique_id id;
+	struct kcoll_uid_info info;
+	int err;
+
+	err = kcoll_get_unique_id(&id, &uo);
+	if (err)
+		return err;
+	kcoll_uid_decode(&id, &info);
+	if (comm_id)
+		*comm_id = info.comm_id;
+	return kcoll_comm_init_rank(h, &id, 1, 0, opts, c);
+}
+
+FIXTURE(fake) {
+	char path[64];
+	struct kcoll_handle *h;
+	struct kcoll_comm *c;
+	uint64_t comm_id;
+};
+
+FIXTURE_SETUP(fake)
+{
+	KCOLL_OPTS(kcoll_comm_opts, opts, .connect_timeout_ms = 1234, .port = 4791);
+
+	clear_env();
+	memset(&fk, 0, sizeof(fk));
+	ASSERT_EQ(0, scratch(self->path, &self->h));
+	fk.fd = kcoll_fd(self->h);
+	ASSERT_EQ(0, one_rank(self->h, &opts, &self->c, &self->comm_id)) {
+		TH_LOG("%s", kcoll_last_error());
+	}
+	ASSERT_NE(NULL, self->c);
+}
+
+FIXTURE_TEARDOWN(fake)
+{
+	kcoll_comm_destroy(self->c);
+	kcoll_close(self->h);
+	unlink(self->path);
+}
+
+TEST_F(fake, comm_create_args)
+{
+	const struct kcoll_comm_create *cc = &fk.create;
+
+	EXPECT_EQ(1, fk.calls);
+	EXPECT_EQ(KCOLL_IOC_COMM_CREATE, fk.cmd);
+	EXPECT_EQ(sizeof(struct kcoll_comm_create), cc->size);
+	EXPECT_LE(KCOLL_COMM_CREATE_SIZE_VER0, cc->size);
+	EXPECT_EQ(0, cc->flags);
+	EXPECT_EQ(self->comm_id, cc->comm_id);
+	EXPECT_NE(0, cc->comm_id);
+	EXPECT_EQ(0, cc->rank);
+	EXPECT_EQ(1, cc->nranks);
+	EXPECT_EQ(sizeof(struct kcoll_sockaddr), cc->peer_size);
+	EXPECT_EQ(1234, cc->timeout_ms);
+	EXPECT_EQ(0, cc->failed_rank);	/* output only */
+	EXPECT_TRUE(zero(cc->reserved, sizeof(cc->reserved)));
+	EXPECT_EQ(AF_INET, fk.peers[0].family);
+	EXPECT_EQ(4791, fk.peers[0].port);
+	EXPECT_EQ(0, fk.peers[0].scope_id);
+	EXPECT_EQ(htonl(INADDR_LOOPBACK), *(uint32_t *)fk.peers[0].addr);
+	EXPECT_TRUE(zero(fk.peers[0].addr + 4, 12));
+	EXPECT_EQ(0, kcoll_comm_rank(self->c));
+	EXPECT_EQ(1, kcoll_comm_size(self->c));
+	EXPECT_EQ(0, kcoll_bootstrap_root_count());
+}
+
+TEST_F(fake, destroy_and_abort_args)
+{
+	fk.calls = 0;
+	EXPECT_EQ(0, kcoll_comm_abort(self->c));
+	EXPECT_EQ(KCOLL_IOC_COMM_ABORT, fk.cmd);
+	EXPECT_EQ(sizeof(struct kcoll_comm_arg), fk.arg.size);
+	EXPECT_EQ(KCOLL_COMM_ARG_SIZE_VER0, fk.arg.size);
+	EXPECT_EQ(0, fk.arg.flags);
+	EXPECT_EQ(FAKE_COMM, fk.arg.handle);
+	EXPECT_EQ(0, fk.arg.reserved0);
+	fk.fail = ENOENT;
+	EXPECT_EQ(-ENOENT, kcoll_comm_abort(self->c));
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "KCOLL_IOC_COMM_ABORT"));
+	memset(&fk.arg, 0, sizeof(fk.arg));
+	EXPECT_EQ(0, kcoll_comm_destroy(self->c));
+	self->c = NULL;
+	EXPECT_EQ(KCOLL_IOC_COMM_DESTROY, fk.cmd);
+	EXPECT_EQ(sizeof(struct kcoll_comm_arg), fk.arg.size);
+	EXPECT_EQ(FAKE_COMM, fk.arg.handle);
+	EXPECT_EQ(3, fk.calls);
+	EXPECT_EQ(0, kcoll_comm_destroy(NULL));
+	EXPECT_EQ(-EINVAL, kcoll_comm_abort(NULL));
+	EXPECT_EQ(-EINVAL, kcoll_comm_rank(NULL));
+	EXPECT_EQ(-EINVAL, kcoll_comm_size(NULL));
+}
+
+/* A failing destroy still frees (valgrind checks). */
+TEST_F(fake, destroy_error_frees)
+{
+	fk.fail = ENOENT;
+	errno = 0;
+	EXPECT_EQ(-ENOENT, kcoll_comm_destroy(self->c));
+	EXPECT_EQ(ENOENT, errno);
+	self->c = NULL;
+}
+
+TEST_F(fake, query)
+{
+	struct kcoll_comm_query q;
+
+	memset(&q, 0xa5, sizeof(q));
+	ASSERT_EQ(0, kcoll_comm_query(self->c, &q));
+	EXPECT_EQ(KCOLL_IOC_COMM_QUERY, fk.cmd);
+	EXPECT_EQ(sizeof(q), fk.query.size);
+	EXPECT_LE(KCOLL_COMM_QUERY_SIZE_VER0, fk.query.size);
+	EXPECT_EQ(0, fk.query.flags);
+	EXPECT_EQ(FAKE_COMM, fk.query.handle);
+	/* Everything the kernel does not set arrives zeroed. */
+	EXPECT_EQ(0, fk.query.state);
+	EXPECT_TRUE(zero(fk.query.reserved, sizeof(fk.query.reserved)));
+	EXPECT_EQ(KCOLL_COMM_READY, q.state);
+	EXPECT_EQ(0xabcdef, q.comm_id);
+	EXPECT_EQ(4096, q.tx_bytes);
+	EXPECT_EQ(0, q.rx_bytes);
+	EXPECT_EQ(-EINVAL, kcoll_comm_query(NULL, &q));
+	EXPECT_EQ(-EINVAL, kcoll_comm_query(self->c, NULL));
+	fk.fail = EFAULT;
+	EXPECT_EQ(-EFAULT, kcoll_comm_query(self->c, &q));
+}
+
+TEST_F(fake, send_recv_args)
+{
+	char buf[64];
+	size_t got = 0;
+	KCOLL_OPTS(kcoll_p2p_opts, opts, .timeout_ms = 250);
+
+	ASSERT_EQ(0, kcoll_send(self->c, buf, sizeof(buf), 0, &opts));
+	EXPECT_EQ(KCOLL_IOC_P2P, fk.cmd);
+	EXPECT_EQ(sizeof(struct kcoll_p2p), fk.p2p.size);
+	EXPECT_LE(KCOLL_P2P_SIZE_VER0, fk.p2p.size);
+	EXPECT_EQ(KCOLL_P2P_SEND, fk.p2p.flags);
+	EXPECT_EQ(FAKE_COMM, fk.p2p.comm);
+	EXPECT_EQ(0, fk.p2p.peer);
+	EXPECT_EQ((uintptr_t)buf, fk.p2p.addr);
+	EXPECT_EQ(sizeof(buf), fk.p2p.len);
+	EXPECT_EQ(0, fk.p2p.buf);
+	EXPECT_EQ(250, fk.p2p.timeout_ms);
+	EXPECT_EQ(0, fk.p2p.req);
+	EXPECT_EQ(0, fk.p2p.result);
+	EXPECT_TRUE(zero(fk.p2p.reserved, sizeof(fk.p2p.reserved)));
+
+	ASSERT_EQ(0, kcoll_recv(self->c, buf, sizeof(buf), 0, &got, NULL));
+	EXPECT_EQ(KCOLL_P2P_RECV, fk.p2p.flags);
+	EXPECT_EQ(0, fk.p2p.timeout_ms);
+	EXPECT_EQ(sizeof(buf) / 2, got);
+
+	/* Empty messages may have no buffer. */
+	EXPECT_EQ(0, kcoll_send(self->c, NULL, 0, 0, NULL));
+	EXPECT_EQ(0, fk.p2p.len);
+
+	/* Errors of the kernel come back as they are. */
+	fk.fail = ECONNRESET;
+	errno = 0;
+	EXPECT_EQ(-ECONNRESET, kcoll_send(self->c, buf, 1, 0, NULL));
+	EXPECT_EQ(ECONNRESET, errno);
+}
+
+TEST_F(fake, p2p_rejected_before_the_kernel)
+{
+	struct kcoll_p2p_opts small = { .sz = 4 };
+	KCOLL_OPTS(kcoll_p2p_opts, bad, .flags = 1);
+	struct kcoll_request req;
+	char buf[8];
+	int calls = fk.calls;
+
+	EXPECT_EQ(-EINVAL, kcoll_send(self->c, buf, 8, 1, NULL));	/* peer >= nranks */
+	EXPECT_EQ(-EINVAL, kcoll_send(self->c, buf, 8, -1, NULL));
+	EXPECT_EQ(-EINVAL, kcoll_recv(self->c, NULL, 8, 0, NULL, NULL));
+	EXPECT_EQ(-EINVAL, kcoll_send(NULL, buf, 8, 0, NULL));
+	EXPECT_EQ(-EINVAL, kcoll_send(self->c, buf, 8, 0, &small));
+	EXPECT_EQ(-EINVAL, kcoll_send(self->c, buf, 8, 0, &bad));
+	EXPECT_EQ(-EINVAL, kcoll_isend(self->c, buf, 8, 0, NULL, NULL));
+	EXPECT_EQ(-EINVAL, kcoll_irecv(self->c, buf, 8, 0, NULL, NULL));
+	memset(&req, 0, sizeof(req));
+	EXPECT_EQ(-EINVAL, kcoll_wait(self->c, &req, 0, NULL));	/* never posted */
+	EXPECT_EQ(calls, fk.calls);
+}
+
+TEST_F(fake, nonblocking_and_wait)
+{
+	struct kcoll_request req;
+	char buf[32];
+	size_t res = 0;
+	int done = -1;
+
+	ASSERT_EQ(0, kcoll_isend(self->c, buf, sizeof(buf), 0, NULL, &req));
+	EXPECT_EQ(KCOLL_P2P_SEND | KCOLL_P2P_NONBLOCK, fk.p2p.flags);
+	ASSERT_EQ(0, kcoll_wait(self->c, &req, 500, &res));
+	EXPECT_EQ(KCOLL_IOC_WAIT, fk.cmd);
+	EXPECT_EQ(sizeof(struct kcoll_wait), fk.wait.size);
+	EXPECT_LE(KCOLL_WAIT_SIZE_VER0, fk.wait.size);
+	EXPECT_EQ(0, fk.wait.flags);
+	EXPECT_EQ(FAKE_COMM, fk.wait.comm);
+	EXPECT_EQ(500, fk.wait.timeout_ms);
+	EXPECT_EQ(FAKE_REQ, fk.wait.req);
+	EXPECT_EQ(0, fk.wait.reserved0);
+	EXPECT_TRUE(zero(fk.wait.reserved, sizeof(fk.wait.reserved)));
+	EXPECT_EQ(10, res);
+	/* Consumed. */
+	EXPECT_EQ(-EINVAL, kcoll_wait(self->c, &req, 0, &res));
+
+	/* Still in flight: the request stays valid; kcoll_test says not done. */
+	ASSERT_EQ(0, kcoll_irecv(self->c, buf, sizeof(buf), 0, NULL, &req));
+	EXPECT_EQ(KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK, fk.p2p.flags);
+	fk.fail = EAGAIN;
+	EXPECT_EQ(-EAGAIN, kcoll_wait(self->c, &req, -1, &res));
+	EXPECT_EQ(~0U, fk.wait.timeout_ms);
+	fk.fail = EAGAIN;
+	EXPECT_EQ(0, kcoll_test(self->c, &req, &done, &res));
+	EXPECT_EQ(0, done);
+	EXPECT_EQ(0, fk.wait.timeout_ms);
+	/* Completed with an error: that error, and done. */
+	fk.wait_status = -ECONNRESET;
+	EXPECT_EQ(-ECONNRESET, kcoll_test(self->c, &req, &done, &res));
+	EXPECT_EQ(1, done);
+	EXPECT_EQ(-EINVAL, kcoll_test(self->c, &req, &done, &res));
+	EXPECT_EQ(0, done);
+	EXPECT_EQ(-EINVAL, kcoll_test(self->c, &req, NULL, &res));
+
+	/* A status the uAPI does not allow is not passed on as success. */
+	ASSERT_EQ(0, kcoll_isend(self->c, buf, 1, 0, NULL, &req));
+	fk.wait_status = 5;
+	EXPECT_EQ(-EIO, kcoll_wait(self->c, &req, 0, NULL));
+}
+
+TEST_F(fake, buffers)
+{
+	KCOLL_OPTS(kcoll_p2p_opts, opts, .timeout_ms = 9);
+	struct kcoll_request req;
+	struct kcoll_buf *b = (void *)1;
+	char back[16];
+	size_t got;
+	int fd;
+
+	fk.mmap_offset = 8192;
+	ASSERT_EQ(0, kcoll_buf_create(self->c, 10000, &b));
+	EXPECT_EQ(KCOLL_IOC_BUF_CREATE, fk.cmd);
+	EXPECT_EQ(sizeof(struct kcoll_buf_create), fk.bc.size);
+	EXPECT_LE(KCOLL_BUF_CREATE_SIZE_VER0, fk.bc.size);
+	EXPECT_EQ(0, fk.bc.flags);
+	EXPECT_EQ(FAKE_COMM, fk.bc.comm);
+	EXPECT_EQ(10000, fk.bc.length);
+	EXPECT_EQ(0, fk.bc.mmap_offset);
+	EXPECT_TRUE(zero(fk.bc.reserved, sizeof(fk.bc.reserved)));
+	EXPECT_EQ(10000, kcoll_buf_len(b));
+	ASSERT_NE(NULL, kcoll_buf_ptr(b));
+
+	/* Shared mapping of the file at the offset the "kernel" gave. */
+	memcpy((char *)kcoll_buf_ptr(b) + 9984, "kcoll buf", 10);
+	fd = open(self->path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(10, pread(fd, back, 10, 8192 + 9984));
+	close(fd);
+	EXPECT_STREQ("kcoll buf", back);
+
+	ASSERT_EQ(0, kcoll_send_buf(self->c, b, 100, 200, 0, &opts));
+	EXPECT_EQ(KCOLL_P2P_SEND | KCOLL_P2P_BUF, fk.p2p.flags);
+	EXPECT_EQ(100, fk.p2p.addr);
+	EXPECT_EQ(200, fk.p2p.len);
+	EXPECT_EQ(FAKE_BUF, fk.p2p.buf);
+	EXPECT_EQ(9, fk.p2p.timeout_ms);
+	ASSERT_EQ(0, kcoll_recv_buf(self->c, b, 0, 10000, 0, &got, NULL));
+	EXPECT_EQ(KCOLL_P2P_RECV | KCOLL_P2P_BUF, fk.p2p.flags);
+	EXPECT_EQ(5000, got);
+	ASSERT_EQ(0, kcoll_isend_buf(self->c, b, 9999, 1, 0, NULL, &req));
+	EXPECT_EQ(KCOLL_P2P_SEND | KCOLL_P2P_BUF | KCOLL_P2P_NONBLOCK, fk.p2p.flags);
+	EXPECT_EQ(0, kcoll_wait(self->c, &req, 0, NULL));
+	ASSERT_EQ(0, kcoll_irecv_buf(self->c, b, 10000, 0, 0, NULL, &req));
+	EXPECT_EQ(KCOLL_P2P_RECV | KCOLL_P2P_BUF | KCOLL_P2P_NONBLOCK, fk.p2p.flags);
+	EXPECT_EQ(0, kcoll_wait(self->c, &req, 0, NULL));
+
+	/* Out of the buffer: refused before the kernel. */
+	fk.calls = 0;
+	EXPECT_EQ(-EINVAL, kcoll_send_buf(self->c, b, 9990, 11, 0, NULL));
+	EXPECT_EQ(-EINVAL, kcoll_send_buf(self->c, b, 10001, 0, 0, NULL));
+	EXPECT_EQ(-EINVAL, kcoll_recv_buf(self->c, b, 1, SIZE_MAX, 0, NULL, NULL));
+	EXPECT_EQ(-EINVAL, kcoll_send_buf(self->c, NULL, 0, 1, 0, NULL));
+	EXPECT_EQ(-EINVAL, kcoll_isend_buf(self->c, b, 0, 1, 0, NULL, NULL));
+	EXPECT_EQ(0, fk.calls);
+
+	/* In use: -EBUSY leaves it mapped and usable; then it goes. */
+	fk.fail = EBUSY;
+	EXPECT_EQ(-EBUSY, kcoll_buf_destroy(b));
+	((char *)kcoll_buf_ptr(b))[0] = 1;
+	memset(&fk.ba, 0, sizeof(fk.ba));
+	EXPECT_EQ(0, kcoll_buf_destroy(b));
+	EXPECT_EQ(KCOLL_IOC_BUF_DESTROY, fk.cmd);
+	EXPECT_EQ(sizeof(struct kcoll_buf_arg), fk.ba.size);
+	EXPECT_EQ(KCOLL_BUF_ARG_SIZE_VER0, fk.ba.size);
+	EXPECT_EQ(0, fk.ba.flags);
+	EXPECT_EQ(FAKE_COMM, fk.ba.comm);
+	EXPECT_EQ(FAKE_BUF, fk.ba.handle);
+	EXPECT_EQ(0, kcoll_buf_destroy(NULL));
+	EXPECT_EQ(NULL, kcoll_buf_ptr(NULL));
+	EXPECT_EQ(0, kcoll_buf_len(NULL));
+}
+
+TEST_F(fake, buffer_errors)
+{
+	struct kcoll_buf *b = (void *)1;
+
+	EXPECT_EQ(-EINVAL, kcoll_buf_create(self->c, 0, &b));
+	EXPECT_EQ(NULL, b);
+	EXPECT_EQ(-EINVAL, kcoll_buf_create(self->c, SIZE_MAX, &b));
+	EXPECT_EQ(-EINVAL, kcoll_buf_create(NULL, 10, &b));
+	EXPECT_EQ(-EINVAL, kcoll_buf_create(self->c, 10, NULL));
+	fk.fail = ENOMEM;
+	EXPECT_EQ(-ENOMEM, kcoll_buf_create(self->c, 4096, &b));
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "RLIMIT_MEMLOCK"));
+	/* The mapping fails (offset not page aligned): the buffer is destroyed again. */
+	fk.mmap_offset = 123;
+	EXPECT_EQ(-EINVAL, kcoll_buf_create(self->c, 4096, &b));
+	EXPECT_EQ(NULL, b);
+	EXPECT_EQ(KCOLL_IOC_BUF_DESTROY, fk.cmd);
+	EXPECT_EQ(FAKE_BUF, fk.ba.handle);
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "mmap"));
+	/* Destroy fails for another reason: unmapped and freed all the same. */
+	fk.mmap_offset = 0;
+	ASSERT_EQ(0, kcoll_buf_create(self->c, 4096, &b));
+	fk.fail = ENOENT;
+	EXPECT_EQ(-ENOENT, kcoll_buf_destroy(b));
+}
+
+TEST(create_errors)
+{
+	struct kcoll_handle *h;
+	struct kcoll_comm *c = (void *)1;
+	char path[64];
+
+	clear_env();
+	memset(&fk, 0, sizeof(fk));
+	ASSERT_EQ(0, scratch(path, &h));
+	fk.fd = kcoll_fd(h);
+	fk.fail = EADDRNOTAVAIL;
+	EXPECT_EQ(-EADDRNOTAVAIL, one_rank(h, NULL, &c, NULL));
+	EXPECT_EQ(NULL, c);
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "is not on an RDMA device")) {
+		TH_LOG("%s", kcoll_last_error());
+	}
+	EXPECT_EQ(0, fk.create.timeout_ms);
+	/* Not the device at all: the real ioctl on a regular file. */
+	fk.fd = -1;
+	EXPECT_EQ(-ENOTTY, one_rank(h, NULL, &c, NULL));
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "not a kcoll device"));
+	EXPECT_EQ(0, kcoll_bootstrap_root_count());
+	kcoll_close(h);
+	unlink(path);
+}
+
+/* Two ranks; this one's create fails naming rank 1, whose host is in the message. */
+TEST(create_error_names_failed_rank)
+{
+	KCOLL_OPTS(kcoll_uid_opts, uo, .addr = "127.0.0.1", .timeout_ms = 10000);
+	KCOLL_OPTS(kcoll_comm_opts, opts, .connect_timeout_ms = 300);
+	struct kcoll_handle *h;
+	struct kcoll_comm *c = NULL;
+	struct kcoll_unique_id id;
+	char path[64];
+	pid_t pid;
+	int st;
+
+	clear_env();
+	memset(&fk, 0, sizeof(fk));
+	ASSERT_EQ(0, scratch(path, &h));
+	fk.fd = kcoll_fd(h);
+	ASSERT_EQ(0, kcoll_get_unique_id(&id, &uo));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		KCOLL_OPTS(kcoll_comm_opts, o1, .addr = "127.0.0.2", .port = 4791);
+		struct kcoll_sockaddr *table = NULL;
+		uint64_t comm_id;
+		int err = kcoll_bootstrap_rank(&id, 2, 1, &o1, &comm_id, &table);
+
+		free(table);
+		_exit(err ? 1 : 0);
+	}
+	fk.fail = ETIMEDOUT;
+	fk.failed_rank = 1;
+	EXPECT_EQ(-ETIMEDOUT, kcoll_comm_init_rank(h, &id, 2, 0, &opts, &c));
+	EXPECT_STREQ("KCOLL_IOC_COMM_CREATE: rank 0 of 2: rank 1 at 127.0.0.2:4791 did not "
+		     "connect within 300 ms", kcoll_last_error());
+	EXPECT_EQ(NULL, c);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, st);
+	kcoll_close(h);
+	unlink(path);
+}
+
+TEST(connect_timeout_from_env)
+{
+	struct kcoll_handle *h;
+	struct kcoll_comm *c = NULL;
+	struct kcoll_unique_id id;
+	char path[64];
+
+	clear_env();
+	memset(&fk, 0, sizeof(fk));
+	ASSERT_EQ(0, scratch(path, &h));
+	fk.fd = kcoll_fd(h);
+	setenv("KCOLL_CONNECT_TIMEOUT_MS", "777", 1);
+	ASSERT_EQ(0, one_rank(h, NULL, &c, NULL));
+	EXPECT_EQ(777, fk.create.timeout_ms);
+	kcoll_comm_destroy(c);
+	/* Malformed: refused before the network (this id has no root) and the kernel. */
+	setenv("KCOLL_CONNECT_TIMEOUT_MS", "1s", 1);
+	memset(&id, 0, sizeof(id));
+	fk.calls = 0;
+	EXPECT_EQ(-EINVAL, kcoll_comm_init_rank(h, &id, 1, 0, NULL, &c));
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "KCOLL_CONNECT_TIMEOUT_MS"));
+	EXPECT_EQ(NULL, c);
+	EXPECT_EQ(0, fk.calls);
+	unsetenv("KCOLL_CONNECT_TIMEOUT_MS");
+	EXPECT_EQ(-EINVAL, kcoll_comm_init_rank(NULL, &id, 1, 0, NULL, &c));
+	EXPECT_EQ(-EINVAL, kcoll_comm_init_rank(h, &id, 1, 0, NULL, NULL));
+	kcoll_close(h);
+	unlink(path);
+}
+
+TEST(init_env_one_rank)
+{
+	struct kcoll_handle *h;
+	struct kcoll_comm *c = NULL;
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	socklen_t len = sizeof(sin);
+	char path[64], port[16];
+	int s;
+
+	clear_env();
+	memset(&fk, 0, sizeof(fk));
+	ASSERT_EQ(0, scratch(path, &h));
+	fk.fd = kcoll_fd(h);
+	EXPECT_EQ(-EINVAL, kcoll_comm_init_env(h, NULL, &c));
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "no rank in the environment"));
+
+	/* A port that is free now, for the root to listen on. */
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_EQ(0, bind(s, (struct sockaddr *)&sin, sizeof(sin)));
+	ASSERT_EQ(0, getsockname(s, (struct sockaddr *)&sin, &len));
+	close(s);
+	snprintf(port, sizeof(port), "%u", ntohs(sin.sin_port));
+	setenv("OMPI_COMM_WORLD_RANK", "0", 1);
+	setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
+	setenv("KCOLL_BOOTSTRAP_PORT", port, 1);
+	setenv("KCOLL_ADDR", "127.0.0.5", 1);
+	ASSERT_EQ(0, kcoll_comm_init_env(h, NULL, &c)) {
+		TH_LOG("%s", kcoll_last_error());
+	}
+	EXPECT_EQ(0, fk.create.rank);
+	EXPECT_EQ(1, fk.create.nranks);
+	EXPECT_NE(0, fk.create.comm_id);
+	EXPECT_EQ(5, fk.peers[0].addr[3]);
+	EXPECT_EQ(0, kcoll_comm_rank(c));
+	EXPECT_EQ(1, kcoll_comm_size(c));
+	EXPECT_EQ(0, kcoll_bootstrap_root_count());
+	kcoll_comm_destroy(c);
+	clear_env();
+	kcoll_close(h);
+	unlink(path);
+}
+
+static const char *const kcoll_exports_0_2[] = {
+	"kcoll_buf_create", "kcoll_buf_destroy", "kcoll_buf_len", "kcoll_buf_ptr",
+	"kcoll_comm_abort", "kcoll_comm_destroy", "kcoll_comm_init_env",
+	"kcoll_comm_init_rank", "kcoll_comm_query", "kcoll_comm_rank", "kcoll_comm_size",
+	"kcoll_get_unique_id", "kcoll_irecv", "kcoll_irecv_buf", "kcoll_isend",
+	"kcoll_isend_buf", "kcoll_last_error", "kcoll_recv", "kcoll_recv_buf", "kcoll_send",
+	"kcoll_send_buf", "kcoll_test", "kcoll_wait",
+};
+
+static const char *const kcoll_internals[] = {
+	"kcoll_bootstrap_rank", "kcoll_bootstrap_env", "kcoll_bootstrap_root_join",
+	"kcoll_bootstrap_root_count", "kcoll_env_parse", "kcoll_env_ulong", "kcoll_uid_encode",
+	"kcoll_uid_decode", "kcoll_sockaddr_str", "kcoll_set_error", "kcoll_clear_error",
+	"kcoll_fail", "kcoll_opts_validate",
+};
+
+TEST(shared_object_exports_0_2)
+{
+	void *so = dlopen(LIBKCOLL_SO_PATH, RTLD_NOW | RTLD_LOCAL);
+	size_t i;
+
+	ASSERT_NE(NULL, so) {
+		TH_LOG("dlopen %s: %s", LIBKCOLL_SO_PATH, dlerror());
+	}
+	for (i = 0; i < sizeof(kcoll_exports_0_2) / sizeof(kcoll_exports_0_2[0]); i++) {
+		EXPECT_NE(NULL, dlvsym(so, kcoll_exports_0_2[i], "KCOLL_0.2")) {
+			TH_LOG("%s@KCOLL_0.2 missing", kcoll_exports_0_2[i]);
+		}
+		EXPECT_EQ(NULL, dlvsym(so, kcoll_exports_0_2[i], "KCOLL_0.1")) {
+			TH_LOG("%s is in the released node KCOLL_0.1", kcoll_exports_0_2[i]);
+		}
+	}
+	EXPECT_NE(NULL, dlvsym(so, "kcoll_open", "KCOLL_0.1"));
+	for (i = 0; i < sizeof(kcoll_internals) / sizeof(kcoll_internals[0]); i++) {
+		EXPECT_EQ(NULL, dlsym(so, kcoll_internals[i])) {
+			TH_LOG("%s is exported", kcoll_internals[i]);
+		}
+	}
+	dlclose(so);
+}
+
+TEST_HARNESS_MAIN
