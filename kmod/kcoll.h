@@ -140,6 +140,8 @@ struct kcoll_ctrl {
  * @last_ok:		jiffies of the last sign of life of the peer: a message from it, or
  *			the completion (its acknowledgement) of one we sent (comm->lock)
  * @last_tx:		jiffies of the last work request we posted (comm->lock)
+ * @peer_ready:		the peer's READY arrived (comm->lock)
+ * @peer_left:		the peer's BYE arrived: it destroyed its end (comm->lock)
  */
 struct kcoll_conn {
 	struct kcoll_comm *comm;
@@ -163,6 +165,8 @@ struct kcoll_conn {
 	struct list_head buf_early;
 	unsigned long last_ok;
 	unsigned long last_tx;
+	bool peer_ready;
+	bool peer_left;
 };
 
 /**
@@ -181,6 +185,8 @@ struct kcoll_conn {
  * @error:	sticky error once in error or aborted
  * @failed_rank: first rank a connection failed with, or U32_MAX
  * @nup:	connections established
+ * @nready:	peers whose READY arrived (every connection of theirs is up)
+ * @nbye_acked:	our BYEs the peers acknowledged (destroy waits for them)
  * @was_ready:	reached the ready state once (create succeeded even if a peer left since)
  * @wq:		woken on state changes and request completions
  * @reqs:	requests still holding hardware resources (comm->lock); the list holds a ref
@@ -212,6 +218,8 @@ struct kcoll_comm {
 	int error;
 	u32 failed_rank;
 	u32 nup;
+	u32 nready;
+	u32 nbye_acked;
 	bool was_ready;
 	wait_queue_head_t wq;
 	struct list_head reqs;

@@ -267,6 +267,16 @@ static void kcoll_comm_shutdown(struct kcoll_comm *comm)
 	spin_lock_bh(&comm->lock);
 	spin_unlock_bh(&comm->lock);
 
+	spin_lock_bh(&comm->lock);
+	for (i = 0; i < comm->nranks; i++) {
+		struct kcoll_cts *cts, *tmp;
+
+		list_for_each_entry_safe(cts, tmp, &comm->conns[i].cts_early, list) {
+			list_del(&cts->list);
+			kfree(cts);
+		}
+	}
+	spin_unlock_bh(&comm->lock);
 	kcoll_buf_shutdown(comm);
 	if (comm->pd) {
 		ib_dealloc_pd(comm->pd);
@@ -318,9 +328,42 @@ void kcoll_comm_shutdown_dev(struct kcoll_dev *dev)
 	kfree(victims);
 }
 
-/* Destroy: abort, shut down, unlist, drop the table's reference. */
+/*
+ * An orderly departure: BYE on every connection still up, and wait (briefly) for the
+ * acknowledgements, so peers see the BYE before the disconnect and fail only what they had
+ * pending with this rank.
+ */
+static void kcoll_comm_say_bye(struct kcoll_comm *comm)
+{
+	u32 i, sent = 0;
+
+	spin_lock_bh(&comm->lock);
+	if (comm->state != KCOLL_COMM_READY) {
+		spin_unlock_bh(&comm->lock);
+		return;
+	}
+	for (i = 0; i < comm->nranks; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+		struct kcoll_ctrl *c;
+
+		if (i == comm->rank || conn->state != KCOLL_CONN_UP)
+			continue;
+		c = kcoll_ctrl_get(conn);
+		if (!c)
+			continue;
+		((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_BYE;
+		if (!kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg)))
+			sent++;
+	}
+	spin_unlock_bh(&comm->lock);
+	wait_event_timeout(comm->wq, READ_ONCE(comm->nbye_acked) >= sent ||
+			   READ_ONCE(comm->state) != KCOLL_COMM_READY, 2 * HZ);
+}
+
+/* Destroy: say bye, abort, shut down, unlist, drop the table's reference. */
 static void kcoll_comm_destroy(struct kcoll_comm *comm)
 {
+	kcoll_comm_say_bye(comm);
 	kcoll_comm_abort(comm);
 	flush_work(&comm->shutdown_work);
 	kcoll_comm_shutdown(comm);
@@ -524,7 +567,8 @@ static int kcoll_comm_connect_error(struct kcoll_comm *comm, u32 *failed_rank)
 	if (!err) {
 		err = -ETIMEDOUT;
 		for (i = 0; i < comm->nranks; i++) {
-			if (i != comm->rank && comm->conns[i].state != KCOLL_CONN_UP) {
+			if (i != comm->rank && (comm->conns[i].state != KCOLL_CONN_UP ||
+						!comm->conns[i].peer_ready)) {
 				*failed_rank = i;
 				if (comm->conns[i].last_err == -EHOSTUNREACH)
 					err = -EHOSTUNREACH;

@@ -22,6 +22,7 @@
 
 static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc);
+static bool kcoll_conn_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);
 
 static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -255,8 +256,13 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	spin_lock_bh(&comm->lock);
 	conn->sq_free++;
-	if (wc->status == IB_WC_SUCCESS)
+	if (wc->status == IB_WC_SUCCESS) {
 		conn->last_ok = jiffies;
+		if (((struct kcoll_wire_msg *)c->msg)->type == KCOLL_MSG_BYE) {
+			comm->nbye_acked++;
+			wake_up_all(&comm->wq);
+		}
+	}
 	req = c->req;
 	c->req = NULL;
 	list_add(&c->list, &conn->tx_free);
@@ -292,7 +298,8 @@ static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&comm->lock);
 	conn->last_ok = jiffies;
 	spin_unlock_bh(&comm->lock);
-	kcoll_p2p_rx(conn, c->msg, wc->byte_len);
+	if (!kcoll_conn_rx(conn, c->msg, wc->byte_len))
+		kcoll_p2p_rx(conn, c->msg, wc->byte_len);
 	if (kcoll_conn_post_rx(conn, c))
 		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
 	kcoll_p2p_progress(conn);
@@ -525,23 +532,119 @@ static int kcoll_reject_errno(struct rdma_cm_event *ev, bool *retry)
 	}
 }
 
+/* Ready once every connection is up and every peer said READY. Context: comm->lock. */
+static void kcoll_comm_check_ready(struct kcoll_comm *comm)
+{
+	lockdep_assert_held(&comm->lock);
+	if (comm->state == KCOLL_COMM_CONNECTING && comm->nup == comm->nranks - 1 &&
+	    comm->nready == comm->nranks - 1) {
+		comm->state = KCOLL_COMM_READY;
+		comm->was_ready = true;
+		wake_up_all(&comm->wq);
+	}
+}
+
+/* All our connections are up: tell every peer.  Context: comm->lock. */
+static void kcoll_comm_send_ready(struct kcoll_comm *comm)
+{
+	u32 i;
+
+	for (i = 0; i < comm->nranks; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+		struct kcoll_ctrl *c;
+
+		if (i == comm->rank)
+			continue;
+		c = kcoll_ctrl_get(conn);
+		if (!c) {
+			kcoll_comm_set_error_locked(comm, -ENOMEM, i);
+			return;
+		}
+		((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_READY;
+		if (kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg))) {
+			kcoll_comm_set_error_locked(comm, -EIO, i);
+			return;
+		}
+	}
+}
+
 static void kcoll_conn_established(struct kcoll_conn *conn)
 {
 	struct kcoll_comm *comm = conn->comm;
 
 	spin_lock_bh(&comm->lock);
-	if (conn->state == KCOLL_CONN_CONNECTING) {
+	if (conn->state == KCOLL_CONN_CONNECTING && comm->state == KCOLL_COMM_CONNECTING) {
 		conn->state = KCOLL_CONN_UP;
 		conn->last_ok = jiffies;
 		conn->last_tx = jiffies;
 		comm->nup++;
-		if (comm->state == KCOLL_COMM_CONNECTING && comm->nup == comm->nranks - 1) {
-			comm->state = KCOLL_COMM_READY;
-			comm->was_ready = true;
-		}
 		wake_up_all(&comm->wq);
+		if (comm->nup == comm->nranks - 1) {
+			kcoll_comm_send_ready(comm);
+			kcoll_comm_check_ready(comm);
+		}
 	}
 	spin_unlock_bh(&comm->lock);
+}
+
+/*
+ * The peer destroyed its end in order: what we had pending with it fails with ECONNRESET,
+ * the rest of the communicator goes on.  The memory of those requests is released once the
+ * disconnect that follows has drained the QP.
+ */
+static void kcoll_conn_peer_left(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_req *req, *tmp;
+
+	spin_lock_bh(&comm->lock);
+	conn->peer_left = true;
+	if (conn->state == KCOLL_CONN_UP)
+		conn->state = KCOLL_CONN_DOWN;
+	list_for_each_entry_safe(req, tmp, &conn->sendq, qlist)
+		kcoll_req_complete(req, -ECONNRESET, 0);
+	list_for_each_entry_safe(req, tmp, &conn->recvq, qlist)
+		kcoll_req_complete(req, -ECONNRESET, 0);
+	spin_unlock_bh(&comm->lock);
+}
+
+/* After a departed peer's disconnect drained the QP: its failed requests may let go. */
+static void kcoll_conn_release_reqs(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_req *req;
+
+	spin_lock_bh(&comm->lock);
+	list_for_each_entry(req, &comm->reqs, all) {
+		if (req->conn == conn && req->state == KCOLL_REQ_DONE && !req->hw_queued) {
+			req->hw_queued = true;
+			queue_work(kcoll_wq, &req->hw_work);
+		}
+	}
+	spin_unlock_bh(&comm->lock);
+}
+
+/* A control message that belongs to the connection layer; false: not one of those. */
+static bool kcoll_conn_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	if (len < sizeof(*msg) || be32_to_cpu(msg->magic) != KCOLL_WIRE_MAGIC)
+		return false;
+	if (msg->type == KCOLL_MSG_BYE) {
+		kcoll_conn_peer_left(conn);
+		return true;
+	}
+	if (msg->type != KCOLL_MSG_READY)
+		return false;
+	spin_lock_bh(&comm->lock);
+	if (!conn->peer_ready) {
+		conn->peer_ready = true;
+		comm->nready++;
+		kcoll_comm_check_ready(comm);
+	}
+	spin_unlock_bh(&comm->lock);
+	return true;
 }
 
 /* Events of a connection's cm_id (active ids, and accepted ids via the listener). */
@@ -625,9 +728,13 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		 * may have acknowledged our last DONE, or sent us its own, just before it
 		 * left, and those operations did succeed.
 		 */
-		if (up) {
+		if (up || READ_ONCE(conn->peer_left)) {
 			ib_drain_qp(conn->qp);
-			kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
+			/* A BYE may have been among the completions just processed. */
+			if (READ_ONCE(conn->peer_left))
+				kcoll_conn_release_reqs(conn);
+			else
+				kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
 		}
 		else
 			kcoll_conn_retry_later(conn, ev->event == RDMA_CM_EVENT_DISCONNECTED ?

@@ -555,8 +555,8 @@ static int kcoll_req_queue(struct kcoll_req *req)
 	struct kcoll_conn *conn = req->conn;
 
 	spin_lock_bh(&comm->lock);
-	if (comm->state != KCOLL_COMM_READY) {
-		int err = comm->error ? comm->error : -ENOTCONN;
+	if (comm->state != KCOLL_COMM_READY || conn->peer_left) {
+		int err = comm->error ? comm->error : conn->peer_left ? -ECONNRESET : -ENOTCONN;
 
 		spin_unlock_bh(&comm->lock);
 		return err;

@@ -5,6 +5,10 @@
  * check the layout.  Documented in Documentation/wire.rst; all fields big endian.
  *
  * Connection: rank i connects actively to every rank j < i and accepts from every j > i.
+ * A rank whose connections are all up sends READY on each; a communicator is ready when
+ * every peer's READY has arrived, so creation completes as a collective (no rank returns
+ * while another still connects, and a fast rank's later destroy cannot break a slow one's
+ * create).
  * The rdma_cm REQ private data is struct kcoll_wire_hello (<= 56 bytes, the IB CM limit);
  * a refusal carries struct kcoll_wire_reject.  A REJECT with KCOLL_REJ_NOT_YET means the
  * peer has not created the communicator yet: the active side retries until its deadline.
@@ -17,6 +21,11 @@
  *   B: recv #n posted -> registers its memory -> CTS{n, capacity, segments}
  *   A: send #n posted and CTS #n arrived -> RDMA WRITEs into the segments -> DONE{n, len}
  *   B: DONE #n arrives -> (RC ordering: every WRITE before it has landed) recv #n complete
+ *
+ * Departure: a rank destroying a ready communicator sends BYE on every connection and
+ * waits for the acknowledgements before it disconnects.  Its peers then fail only what
+ * they had pending with it (ECONNRESET); a disconnect without BYE (a crash) fails the
+ * whole communicator.
  *
  * Liveness: while operations are pending, a side that has posted nothing for a quarter of
  * op_timeout_ms sends a NOP; the RC transport's acknowledgement of any message proves the
@@ -70,6 +79,8 @@ enum kcoll_wire_type {
 	KCOLL_MSG_DONE = 2,	/* sender finished writing message @seq */
 	KCOLL_MSG_BUF = 3,	/* a collective buffer's segments, for buffer @seq */
 	KCOLL_MSG_NOP = 4,	/* keepalive: its acknowledgement proves the peer alive */
+	KCOLL_MSG_READY = 5,	/* the sender has every connection of the comm up */
+	KCOLL_MSG_BYE = 6,	/* the sender destroys its end: an orderly departure */
 };
 
 /* One registered region the peer may RDMA WRITE into. */

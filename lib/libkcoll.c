@@ -22,10 +22,20 @@ struct kcoll_handle {
 static const char *const kcoll_feature_names[] = {
 	[0] = "rdma_devices",	/* KCOLL_FEAT_RDMA_DEVICES */
 	[1] = "sysfs",		/* KCOLL_FEAT_SYSFS */
+	[2] = "comm",		/* KCOLL_FEAT_COMM */
+	[3] = "p2p",		/* KCOLL_FEAT_P2P */
 };
 
 static const char *const kcoll_ioctl_names[] = {
 	[KCOLL_IOC_NR_GET_INFO] = "get_info",
+	[KCOLL_IOC_NR_COMM_CREATE] = "comm_create",
+	[KCOLL_IOC_NR_COMM_DESTROY] = "comm_destroy",
+	[KCOLL_IOC_NR_COMM_ABORT] = "comm_abort",
+	[KCOLL_IOC_NR_COMM_QUERY] = "comm_query",
+	[KCOLL_IOC_NR_BUF_CREATE] = "buf_create",
+	[KCOLL_IOC_NR_BUF_DESTROY] = "buf_destroy",
+	[KCOLL_IOC_NR_P2P] = "p2p",
+	[KCOLL_IOC_NR_WAIT] = "wait",
 };
 
 #define KCOLL_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
@@ -33,6 +43,8 @@ static const char *const kcoll_ioctl_names[] = {
 /* The table order must follow the uAPI bit values, or tools would print wrong names. */
 _Static_assert(KCOLL_FEAT_RDMA_DEVICES == 1ULL << 0, "feature table out of date");
 _Static_assert(KCOLL_FEAT_SYSFS == 1ULL << 1, "feature table out of date");
+_Static_assert(KCOLL_FEAT_COMM == 1ULL << 2, "feature table out of date");
+_Static_assert(KCOLL_FEAT_P2P == 1ULL << 3, "feature table out of date");
 
 const char *kcoll_version(void)
 {

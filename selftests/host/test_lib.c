@@ -231,11 +231,15 @@ TEST(feature_and_ioctl_names)
 {
 	EXPECT_STREQ("rdma_devices", kcoll_feature_str(0));
 	EXPECT_STREQ("sysfs", kcoll_feature_str(1));
-	EXPECT_EQ(NULL, kcoll_feature_str(2));
+	EXPECT_STREQ("comm", kcoll_feature_str(2));
+	EXPECT_STREQ("p2p", kcoll_feature_str(3));
+	EXPECT_EQ(NULL, kcoll_feature_str(4));
 	EXPECT_EQ(NULL, kcoll_feature_str(63));
 	EXPECT_EQ(NULL, kcoll_feature_str(~0u));
 	EXPECT_STREQ("get_info", kcoll_ioctl_str(KCOLL_IOC_NR_GET_INFO));
-	EXPECT_EQ(NULL, kcoll_ioctl_str(1));
+	EXPECT_STREQ("comm_create", kcoll_ioctl_str(KCOLL_IOC_NR_COMM_CREATE));
+	EXPECT_STREQ("wait", kcoll_ioctl_str(KCOLL_IOC_NR_WAIT));
+	EXPECT_EQ(NULL, kcoll_ioctl_str(KCOLL_IOC_NR_WAIT + 1));
 	EXPECT_EQ(NULL, kcoll_ioctl_str(~0u));
 }
 

@@ -33,6 +33,7 @@ FIXTURE_SETUP(world)
 FIXTURE_TEARDOWN(world)
 {
 	if (self->nranks >= 2) {
+		EXPECT_EQ(0, kt_barrier(self->fd, self->comm));
 		EXPECT_EQ(0, kt_comm_destroy(self->fd, self->comm));
 		close(self->fd);
 	}

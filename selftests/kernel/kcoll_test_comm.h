@@ -136,6 +136,44 @@ static inline int kt_wait(int fd, uint32_t comm, uint64_t req, uint32_t timeout_
 	return ret;
 }
 
+/*
+ * Every rank exchanges an empty message with every other.  Destroying a communicator
+ * fails it for the peers still using it (a lost peer is fatal), so tests destroy only
+ * after this barrier, as applications destroy after their last collective.
+ */
+static inline int kt_barrier(int fd, uint32_t comm)
+{
+	unsigned int me = kt_rank(), n = kt_nranks(), i;
+	uint64_t reqs[2 * 64];
+	unsigned int nreq = 0;
+	int ret, status;
+
+	for (i = 0; i < n && i < 64; i++) {
+		if (i == me)
+			continue;
+		ret = kt_p2p(fd, comm, KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK, i, NULL, 0,
+			     &reqs[nreq++]);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < n && i < 64; i++) {
+		if (i == me)
+			continue;
+		ret = kt_p2p(fd, comm, KCOLL_P2P_SEND | KCOLL_P2P_NONBLOCK, i, NULL, 0,
+			     &reqs[nreq++]);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < nreq; i++) {
+		ret = kt_wait(fd, comm, reqs[i], ~0u, &status, NULL);
+		if (ret)
+			return ret;
+		if (status)
+			return status;
+	}
+	return 0;
+}
+
 static inline double kt_now(void)
 {
 	struct timespec ts;

@@ -24,6 +24,16 @@ for t in kcoll_comm_test kcoll_p2p_test; do
 	rig_barrier "$t-done" 600
 done
 ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
+
+# Node 1 speaks protocol version 2 for one test; everyone else stays as they are.
+if [ "$RIG_NODE" -eq 1 ]; then
+	modprobe -r kcoll && modprobe kcoll proto_version=2
+fi
+rig_barrier version-loaded 120
+if [ "$RIG_NODE" -le 1 ]; then
+	"$k/kcoll_version_test" >"$tap/kcoll_version_test.tap" 2>&1
+fi
+rig_barrier version-done 300
 modprobe -r kcoll
 rig_kmemleak_check >"$tap/kmemleak.tap" 2>&1
 exit 0
