@@ -21,7 +21,7 @@ export PREFIX DESTDIR
 
 SUBMAKE := $(MAKE) TOP=$(TOP)
 
-all: module lib tools
+all: module lib tools examples
 
 check-kdir:
 	@if [ -z "$(KDIR)" ] || [ ! -d "$(KDIR)" ]; then \
@@ -36,6 +36,9 @@ lib:
 
 tools: lib
 	$(SUBMAKE) -C tools
+
+examples: lib
+	$(SUBMAKE) -C examples
 
 selftests: lib
 	$(SUBMAKE) -C selftests/kernel
@@ -55,7 +58,7 @@ demo: deps
 	$(MAKE) all
 	rig/demo.sh
 
-install: module lib tools
+install: module lib tools examples
 	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=extra \
 		modules_install
 	[ -n "$(DESTDIR)" ] || depmod -a $$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' \
@@ -78,9 +81,10 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	-$(SUBMAKE) -C lib clean
 	-$(SUBMAKE) -C tools clean
+	-$(SUBMAKE) -C examples clean
 	-$(SUBMAKE) -C selftests/kernel clean
 	-$(SUBMAKE) -C selftests/host clean
 	rm -rf build/check build/check-debug build/selftests
 
-.PHONY: all check-kdir module lib tools selftests deps check check-debug demo install sparse \
+.PHONY: all check-kdir module lib tools examples selftests deps check check-debug demo install sparse \
 	checkpatch clean

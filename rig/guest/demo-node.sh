@@ -30,6 +30,15 @@ while [ $i -lt "$RIG_NNODES" ]; do
 	fi
 	i=$((i + 1))
 done
-rig_barrier done 300
+rig_barrier rping-done 300
 kill $server 2>/dev/null
+
+# kcoll itself: every node joins one communicator through libkcoll's bootstrap (rank 0's
+# node is the rendezvous), then rank 0 and rank 1 ping-pong 1 MiB, checked byte by byte.
+export KCOLL_RANK=$RIG_NODE KCOLL_NRANKS=$RIG_NNODES KCOLL_BOOTSTRAP_ADDR=$(rig_ip 0)
+( sleep 2; echo "\$ ls /sys/kernel/kcoll/comms/ (while the communicator is up)";
+  grep -r . /sys/kernel/kcoll/comms/ 2>/dev/null; echo ) &
+run examples/p2p_ping -n 20 1M
+wait
+rig_barrier done 300
 run modprobe -r kcoll
