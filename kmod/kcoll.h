@@ -10,8 +10,9 @@
  *		memory owned by its sysfs kobject (kcoll_comm_get/put).  Destroyed by
  *		COMM_DESTROY or the ctx's release, which tear its connections down first.
  *   kcoll_conn	one per peer rank, inside its comm's conns[] array (same lifetime).
- *   kcoll_req	one send or receive; kref held by its conn queue, its DONE message in
- *		flight, and whoever waits for it (blocking caller or the ctx's request table).
+ *   kcoll_req	one send or receive; kref held by comm->reqs while it holds hardware
+ *		resources, by its DONE message in flight, and by whoever waits for it
+ *		(blocking caller or the ctx's request table).  It holds a comm reference.
  *   kcoll_buf	a zero-copy buffer; kref held by its comm's table and every mapping.
  *
  * Lock order: ctx->lock -> comm->teardown_mutex -> kcoll_comms_mutex -> comm->lock.
@@ -47,6 +48,8 @@
  * @users:	references of code that may touch @ibdev; starts at 1 (the device list's)
  * @drained:	completed when @users drops to zero, so remove() can return
  * @allowed:	the devices= module parameter lets kcoll use it (constant after add)
+ * @removing:	remove() started: no new comm may be published on it (set under
+ *		kcoll_devs_mutex before remove() scans the comms under kcoll_comms_mutex)
  */
 struct kcoll_dev {
 	struct ib_device *ibdev;
@@ -55,6 +58,7 @@ struct kcoll_dev {
 	refcount_t users;
 	struct completion drained;
 	bool allowed;
+	bool removing;
 };
 
 /**
@@ -267,7 +271,7 @@ enum kcoll_req_state {
 /**
  * struct kcoll_req - one point-to-point operation
  * @ref:	references (see the header comment)
- * @comm, @conn: owner (the req holds no comm reference: comm teardown waits for reqs)
+ * @comm, @conn: owner (the req holds a comm reference, so WAIT works after a destroy)
  * @send:	send or receive
  * @seq:	sequence number in its direction of @conn
  * @state:	enum kcoll_req_state (comm->lock)

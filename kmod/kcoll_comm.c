@@ -7,7 +7,7 @@
  *   CREATING --(addresses checked, device found, listener up)--> CONNECTING
  *   CONNECTING --(every peer connected)--> READY
  *   CONNECTING, READY --(peer lost, timeout, device gone)--> ERROR
- *   any but DESTROYED --(COMM_ABORT, admin abort)--> ABORTED
+ *   CREATING, CONNECTING, READY --(COMM_ABORT)--> ABORTED
  *   any --(COMM_DESTROY, close of the file)--> DESTROYED
  *
  * ERROR and ABORTED are sticky: every pending and later operation fails with the stored
@@ -44,6 +44,18 @@ static const char *const kcoll_comm_state_names[] = {
 unsigned int kcoll_comm_count(void)
 {
 	return READ_ONCE(kcoll_ncomms);
+}
+
+/* Connections up right now (comm->nup only counts how many came up). */
+static u32 kcoll_comm_peers_up(struct kcoll_comm *comm)
+{
+	u32 i, n = 0;
+
+	spin_lock_bh(&comm->lock);
+	for (i = 0; i < comm->nranks; i++)
+		n += comm->conns[i].state == KCOLL_CONN_UP;
+	spin_unlock_bh(&comm->lock);
+	return n;
 }
 
 static inline struct kcoll_comm *to_kcoll_comm(struct kobject *kobj)
@@ -86,7 +98,7 @@ static struct kobj_attribute kcoll_comm_attr_##name = __ATTR_RO(name)
 KCOLL_COMM_ATTR_U64(rank, comm->rank);
 KCOLL_COMM_ATTR_U64(nranks, comm->nranks);
 KCOLL_COMM_ATTR_U64(owner_pid, comm->owner_pid);
-KCOLL_COMM_ATTR_U64(peers_connected, READ_ONCE(comm->nup));
+KCOLL_COMM_ATTR_U64(peers_connected, kcoll_comm_peers_up(comm));
 KCOLL_COMM_ATTR_U64(tx_bytes, atomic64_read(&comm->tx_bytes));
 KCOLL_COMM_ATTR_U64(rx_bytes, atomic64_read(&comm->rx_bytes));
 KCOLL_COMM_ATTR_U64(tx_ops, atomic64_read(&comm->tx_ops));
@@ -507,8 +519,14 @@ static int kcoll_comm_publish(struct kcoll_comm *comm)
 			return -EEXIST;
 		}
 	}
-	ret = kobject_add(&comm->kobj, kcoll_comms_kobj, "%016llx-%u", comm->comm_id,
-			  comm->rank);
+	if (comm->dev && READ_ONCE(comm->dev->removing))
+		ret = -ENODEV;	/* remove() already scanned for comms: do not add one */
+	else if (net_eq(comm->net, &init_net))
+		ret = kobject_add(&comm->kobj, kcoll_comms_kobj, "%016llx-%u", comm->comm_id,
+				  comm->rank);
+	else
+		ret = kobject_add(&comm->kobj, kcoll_comms_kobj, "%016llx-%u-ns%u",
+				  comm->comm_id, comm->rank, comm->net->ns.inum);
 	if (!ret) {
 		list_add_tail(&comm->list, &kcoll_comms);
 		kcoll_ncomms++;

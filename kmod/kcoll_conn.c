@@ -149,19 +149,19 @@ static int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 		if (ret)
 			goto out_free_ctrl;
 	}
-	spin_lock_bh(&comm->lock);
-	INIT_LIST_HEAD(&conn->tx_free);
+	/* Allocation sleeps: done before the lock, which only publishes the free list. */
 	for (i = 0; i < KCOLL_TX_CTRL; i++) {
 		ret = kcoll_ctrl_init(conn, &conn->tx[i], DMA_TO_DEVICE);
 		if (ret)
-			break;
-		list_add_tail(&conn->tx[i].list, &conn->tx_free);
+			goto out_free_ctrl;
 	}
+	spin_lock_bh(&comm->lock);
+	INIT_LIST_HEAD(&conn->tx_free);
+	for (i = 0; i < KCOLL_TX_CTRL; i++)
+		list_add_tail(&conn->tx[i].list, &conn->tx_free);
 	conn->sq_free = KCOLL_SQ_DEPTH;
 	conn->wr_cqe.done = kcoll_conn_wr_done;
 	spin_unlock_bh(&comm->lock);
-	if (ret)
-		goto out_free_ctrl;
 	return 0;
 
 out_free_ctrl:
@@ -398,8 +398,8 @@ int kcoll_conn_connect(struct kcoll_conn *conn)
 	id = rdma_create_id(comm->net, kcoll_cm_handler, conn, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	if (kcoll_tos >= 0)
-		rdma_set_service_type(id, kcoll_tos);
+	if (READ_ONCE(kcoll_tos) >= 0)
+		rdma_set_service_type(id, min(READ_ONCE(kcoll_tos), 255));
 	spin_lock_bh(&comm->lock);
 	if (comm->state != KCOLL_COMM_CONNECTING) {
 		spin_unlock_bh(&comm->lock);
@@ -512,9 +512,12 @@ static int kcoll_reject_errno(struct rdma_cm_event *ev, bool *retry)
 {
 	const struct kcoll_wire_reject *rej = ev->param.conn.private_data;
 
+	/*
+	 * Our reason travels in the private data; the status differs by transport (IB CM:
+	 * consumer defined; iWARP: -ECONNREFUSED), so it is not looked at.
+	 */
 	*retry = false;
-	if (ev->status != IB_CM_REJ_CONSUMER_DEFINED || !rej ||
-	    ev->param.conn.private_data_len < sizeof(*rej) ||
+	if (!rej || ev->param.conn.private_data_len < sizeof(*rej) ||
 	    be32_to_cpu(rej->magic) != KCOLL_WIRE_MAGIC) {
 		/* No kcoll listening there (yet): the peer has not created its comm. */
 		*retry = true;

@@ -132,6 +132,7 @@ static void kcoll_ib_remove(struct ib_device *ibdev, void *client_data)
 	mutex_lock(&kcoll_devs_mutex);
 	list_del_init(&dev->list);
 	kcoll_ndevs--;
+	WRITE_ONCE(dev->removing, true);
 	mutex_unlock(&kcoll_devs_mutex);
 
 	/*

@@ -136,6 +136,7 @@ static void kcoll_req_release(struct kref *ref)
 {
 	struct kcoll_req *req = container_of(ref, struct kcoll_req, ref);
 
+	kcoll_comm_put(req->comm);
 	kfree(req->cts);
 	kfree(req);
 }
@@ -538,6 +539,8 @@ static struct kcoll_req *kcoll_req_alloc(struct kcoll_comm *comm, const struct k
 	if (!req)
 		return NULL;
 	kref_init(&req->ref);
+	/* A request outlives its comm's destroy in the file's request table: WAIT reports it. */
+	kcoll_comm_get(comm);
 	req->comm = comm;
 	req->conn = &comm->conns[arg->peer];
 	req->send = arg->flags & KCOLL_P2P_SEND;

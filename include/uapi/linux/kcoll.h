@@ -117,9 +117,10 @@ struct kcoll_sockaddr {
  *		@rank is this rank's own address (the local end of its connections)
  * @peer_size:	(input) sizeof(struct kcoll_sockaddr)
  * @timeout_ms:	(input) how long to wait for every peer to connect; 0: module default
- * @handle:	(output) the communicator's handle on this file
- * @failed_rank: (output) on failure, the first rank no connection could be made with, else
- *		~0U: the library names that rank's host in its error message
+ * @handle:	(output) the communicator's handle on this file; must be 0 on input
+ * @failed_rank: (output) when connecting failed, the first rank no connection could be
+ *		made with, else ~0U: the library names that rank's host in its error
+ *		message; must be 0 on input
  * @reserved:	must be 0
  *
  * Blocks until every connection is established (state ready), @timeout_ms passes, or a
@@ -130,7 +131,10 @@ struct kcoll_sockaddr {
  * Return: 0, or -EINVAL (bad flags, rank, nranks, comm_id, peer_size, an address family
  * other than AF_INET/AF_INET6, or a wildcard address), -EEXIST (this comm_id and rank already exist on the
  * node), -EFAULT, -ENOMEM, -EADDRNOTAVAIL (own address not on an RDMA device kcoll may use),
- * -EPERM (that device is not allowed by the devices= parameter), -EHOSTUNREACH (a peer
+ * -EPERM (that device is not allowed by the devices= parameter), -EADDRINUSE (another
+ * rdma_cm user holds the port), -E2BIG (a peer entry larger than known with a non-zero
+ * tail), -ENODEV (the device went away), -ECONNRESET (a peer failed while connecting),
+ * -EHOSTUNREACH (a peer
  * address never resolved), -EPROTONOSUPPORT (a peer speaks another protocol version),
  * -ECONNREFUSED (a peer rejected: mismatched communicator, rank or device), -ETIMEDOUT (a
  * peer never accepted), -EINTR.
@@ -274,8 +278,8 @@ struct kcoll_buf_arg {
  * Sends and receives between two ranks match in the order they are posted.  A message
  * larger than the matching receive fails both sides with -EMSGSIZE.
  * Return: 0, -EINVAL, -ENOENT, -EFAULT, -ENOMEM, -ENOTCONN, -ETIMEDOUT, -EINTR, -EMSGSIZE,
- * -ECONNRESET (the peer went away), -ECONNABORTED (aborted), -EAGAIN (too many requests in
- * flight).
+ * -ECONNRESET (the peer went away), -ECONNABORTED (aborted).  @req and @result must be 0 on
+ * input.
  */
 struct kcoll_p2p {
 	__u32 size;
