@@ -71,11 +71,12 @@ install: module lib tools examples
 sparse: check-kdir
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 CF="-D__CHECK_ENDIAN__" modules
 
-checkpatch: check-kdir
-	@cp=$$(ls /usr/src/linux-headers-*/scripts/checkpatch.pl $(KDIR)/scripts/checkpatch.pl \
-		2>/dev/null | head -n 1); \
-	if [ -z "$$cp" ]; then echo "checkpatch.pl not found (linux-source-6.1 has it)"; exit 1; fi; \
-	$$cp --no-tree --strict --max-line-length=100 -f kmod/*.c kmod/*.h include/uapi/linux/kcoll.h
+# checkpatch.pl comes from Debian's linux-source-6.1, unpacked under build/ (not committed).
+checkpatch:
+	@rig/kernel-script.sh build/kscripts scripts/checkpatch.pl scripts/spelling.txt \
+		scripts/const_structs.checkpatch
+	perl build/kscripts/scripts/checkpatch.pl --no-tree --strict --max-line-length=100 \
+		-f $(filter-out %.mod.c,$(wildcard kmod/*.c)) kmod/*.h include/uapi/linux/kcoll.h
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean

@@ -79,7 +79,7 @@ struct kcoll_ctx {
 	struct pid *tgid;
 	kuid_t uid;
 	struct mm_struct *mm;
-	struct mutex lock;
+	struct mutex lock;		/* see @lock above */
 	struct xarray comms;
 	u32 next_comm;
 	struct xarray reqs;
@@ -142,7 +142,7 @@ struct kcoll_ctrl {
  * @cts_early:		CTS messages that arrived before their send was posted (comm->lock)
  * @buf_early:		remote buffer announcements not claimed yet (comm->lock)
  * @last_ok:		jiffies of the last sign of life of the peer: a message from it, or
- *			the completion (its acknowledgement) of one we sent (comm->lock)
+ *			the completion (its acknowledgment) of one we sent (comm->lock)
  * @last_tx:		jiffies of the last work request we posted (comm->lock)
  * @peer_ready:		the peer's READY arrived (comm->lock)
  * @peer_left:		the peer's BYE arrived: it destroyed its end (comm->lock)
@@ -216,8 +216,8 @@ struct kcoll_comm {
 	struct ib_pd *pd;
 	struct kcoll_listener *listener;
 	struct list_head list;
-	struct mutex teardown_mutex;
-	spinlock_t lock;
+	struct mutex teardown_mutex;	/* see @teardown_mutex above */
+	spinlock_t lock;		/* see @lock above */
 	int state;
 	int error;
 	u32 failed_rank;
@@ -336,6 +336,7 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg);
 long kcoll_ioctl_comm_destroy(struct kcoll_ctx *ctx, void __user *uarg);
 long kcoll_ioctl_comm_abort(struct kcoll_ctx *ctx, void __user *uarg);
 long kcoll_ioctl_comm_query(struct kcoll_ctx *ctx, void __user *uarg);
+void kcoll_buf_shutdown(struct kcoll_comm *comm);
 void kcoll_ctx_destroy_comms(struct kcoll_ctx *ctx);
 struct kcoll_comm *kcoll_comm_lookup(struct kcoll_ctx *ctx, u32 handle);
 void kcoll_comm_get(struct kcoll_comm *comm);

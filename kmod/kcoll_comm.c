@@ -203,7 +203,8 @@ static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u3
 		return;
 	if (comm->state != KCOLL_COMM_CREATING)
 		pr_info("comm %llx rank %u: %s (%d)%s\n", comm->comm_id, comm->rank,
-			kcoll_comm_state_names[state], err, rank < comm->nranks ? " with a peer" : "");
+			kcoll_comm_state_names[state], err,
+			rank < comm->nranks ? " with a peer" : "");
 	comm->state = state;
 	comm->error = err;
 	if (rank < comm->nranks && comm->failed_rank == U32_MAX)
@@ -240,8 +241,6 @@ static void kcoll_comm_abort(struct kcoll_comm *comm)
 	kcoll_comm_set_error(comm, KCOLL_COMM_ABORTED, -ECONNABORTED, U32_MAX);
 	spin_unlock_bh(&comm->lock);
 }
-
-void kcoll_buf_shutdown(struct kcoll_comm *comm);
 
 /*
  * Release every hardware resource: connections (disconnected and drained first), the
@@ -342,7 +341,7 @@ void kcoll_comm_shutdown_dev(struct kcoll_dev *dev)
 
 /*
  * An orderly departure: BYE on every connection still up, and wait (briefly) for the
- * acknowledgements, so peers see the BYE before the disconnect and fail only what they had
+ * acknowledgments, so peers see the BYE before the disconnect and fail only what they had
  * pending with this rank.
  */
 static void kcoll_comm_say_bye(struct kcoll_comm *comm)

@@ -738,10 +738,10 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 				kcoll_conn_release_reqs(conn);
 			else
 				kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
-		}
-		else
+		} else {
 			kcoll_conn_retry_later(conn, ev->event == RDMA_CM_EVENT_DISCONNECTED ?
 					       -ECONNRESET : -ETIMEDOUT);
+		}
 		return 0;
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		return 0;

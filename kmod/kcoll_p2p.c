@@ -21,7 +21,7 @@
 #define KCOLL_SQ_RESERVE	8
 #define KCOLL_MAX_WR_BYTES	SZ_1M
 /* Largest point-to-point message; larger sizes fail with -EINVAL. */
-#define KCOLL_P2P_MAX_LEN	(1ULL << 31)
+#define KCOLL_P2P_MAX_LEN	BIT_ULL(31)
 #define KCOLL_WATCHDOG_MS	250
 
 /* Memory ------------------------------------------------------------------------------ */

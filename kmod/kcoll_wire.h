@@ -23,12 +23,12 @@
  *   B: DONE #n arrives -> (RC ordering: every WRITE before it has landed) recv #n complete
  *
  * Departure: a rank destroying a ready communicator sends BYE on every connection and
- * waits for the acknowledgements before it disconnects.  Its peers then fail only what
+ * waits for the acknowledgments before it disconnects.  Its peers then fail only what
  * they had pending with it (ECONNRESET); a disconnect without BYE (a crash) fails the
  * whole communicator.
  *
  * Liveness: while operations are pending, a side that has posted nothing for a quarter of
- * op_timeout_ms sends a NOP; the RC transport's acknowledgement of any message proves the
+ * op_timeout_ms sends a NOP; the RC transport's acknowledgment of any message proves the
  * peer alive.  No sign of life for op_timeout_ms fails the communicator with ETIMEDOUT.
  */
 #ifndef _KCOLL_WIRE_H
@@ -78,7 +78,7 @@ enum kcoll_wire_type {
 	KCOLL_MSG_CTS = 1,	/* clear to send: receiver's memory for message @seq */
 	KCOLL_MSG_DONE = 2,	/* sender finished writing message @seq */
 	KCOLL_MSG_BUF = 3,	/* a collective buffer's segments, for buffer @seq */
-	KCOLL_MSG_NOP = 4,	/* keepalive: its acknowledgement proves the peer alive */
+	KCOLL_MSG_NOP = 4,	/* keepalive: its acknowledgment proves the peer alive */
 	KCOLL_MSG_READY = 5,	/* the sender has every connection of the comm up */
 	KCOLL_MSG_BYE = 6,	/* the sender destroys its end: an orderly departure */
 };

@@ -10,7 +10,7 @@ export HOME=/root
 # they even report the host's filesystem types), and a second mount of a real one is harmless.
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev
+mount -t devtmpfs devtmpfs /dev 2>/dev/null	# the debug kernel mounts it itself
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
@@ -21,7 +21,8 @@ mkdir -p /run/rig
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 rig /run/rig
 
 # A hung task is a failure the host must see quickly, not after the default two minutes.
-echo 30 >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null
+f=/proc/sys/kernel/hung_task_timeout_secs
+[ -w $f ] && echo 30 >$f
 
 node=${rig_node:-0}
 dir=/run/rig/node$node

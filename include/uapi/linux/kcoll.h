@@ -129,8 +129,9 @@ struct kcoll_sockaddr {
  * Ranks on one node share its address and port (the listener tells them apart by rank).
  *
  * Return: 0, or -EINVAL (bad flags, rank, nranks, comm_id, peer_size, an address family
- * other than AF_INET/AF_INET6, or a wildcard address), -EEXIST (this comm_id and rank already exist on the
- * node), -EFAULT, -ENOMEM, -EADDRNOTAVAIL (own address not on an RDMA device kcoll may use),
+ * other than AF_INET/AF_INET6, or a wildcard address), -EEXIST (this comm_id and rank
+ * already exist on the node), -EFAULT, -ENOMEM, -EADDRNOTAVAIL (own address not on an
+ * RDMA device kcoll may use),
  * -EPERM (that device is not allowed by the devices= parameter), -EADDRINUSE (another
  * rdma_cm user holds the port), -E2BIG (a peer entry larger than known with a non-zero
  * tail), -ENODEV (the device went away), -ECONNRESET (a peer failed while connecting),
@@ -152,6 +153,7 @@ struct kcoll_comm_create {
 	__u32 failed_rank;
 	__aligned_u64 reserved[2];
 };
+
 #define KCOLL_COMM_CREATE_SIZE_VER0	64
 
 /**
@@ -171,6 +173,7 @@ struct kcoll_comm_arg {
 	__u32 handle;
 	__u32 reserved0;
 };
+
 #define KCOLL_COMM_ARG_SIZE_VER0	16
 
 /* Communicator states (kcoll_comm_query.state); see Documentation/design.rst. */
@@ -206,6 +209,7 @@ struct kcoll_comm_query {
 	__aligned_u64 rx_ops;
 	__aligned_u64 reserved[2];
 };
+
 #define KCOLL_COMM_QUERY_SIZE_VER0	88
 
 /* Zero-copy collective buffers ------------------------------------------------------------ */
@@ -233,6 +237,7 @@ struct kcoll_buf_create {
 	__aligned_u64 mmap_offset;
 	__aligned_u64 reserved[2];
 };
+
 #define KCOLL_BUF_CREATE_SIZE_VER0	48
 
 /**
@@ -249,6 +254,7 @@ struct kcoll_buf_arg {
 	__u32 comm;
 	__u32 handle;
 };
+
 #define KCOLL_BUF_ARG_SIZE_VER0		16
 
 /* Point-to-point ------------------------------------------------------------------------ */
@@ -294,6 +300,7 @@ struct kcoll_p2p {
 	__aligned_u64 result;
 	__aligned_u64 reserved[2];
 };
+
 #define KCOLL_P2P_SIZE_VER0		72
 
 /**
@@ -322,6 +329,7 @@ struct kcoll_wait {
 	__aligned_u64 result;
 	__aligned_u64 reserved[2];
 };
+
 #define KCOLL_WAIT_SIZE_VER0		56
 
 #define KCOLL_IOC_COMM_CREATE	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_COMM_CREATE)
