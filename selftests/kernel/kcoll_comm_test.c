@@ -186,14 +186,14 @@ TEST_F(dev, destroy_and_abort_bad_handles)
 /* 200 connect/destroy cycles between ranks 0 and 1; sysfs counts return to zero. */
 TEST_F_TIMEOUT(dev, create_destroy_200_cycles, 900)
 {
-	unsigned int me = kt_rank(), i;
+	unsigned int me = kt_rank(), i, cycles = kt_quick() ? 20 : 200;
 	uint32_t h;
 
 	if (kt_nranks() < 2)
 		SKIP(return, "needs 2 nodes");
 	if (me > 1)
 		return;
-	for (i = 0; i < 200; i++) {
+	for (i = 0; i < cycles; i++) {
 		ASSERT_EQ(0, kt_comm_create(self->fd, kt_comm_id("cycles", i), me, 2, self->peers,
 					    60000, &h, NULL)) TH_LOG("cycle %u", i);
 		ASSERT_EQ(0, kt_comm_destroy(self->fd, h));
@@ -208,8 +208,8 @@ TEST_F_TIMEOUT(dev, create_destroy_200_cycles, 900)
  */
 TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
 {
-	const uint64_t size = 64ULL << 20;
-	unsigned int me = kt_rank(), round;
+	const uint64_t size = kt_quick() ? 16ULL << 20 : 64ULL << 20;
+	unsigned int me = kt_rank(), round, rounds = kt_quick() ? 2 : 5;
 	unsigned char *mem;
 
 	if (kt_nranks() < 2)
@@ -219,7 +219,7 @@ TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
 	mem = malloc(size);
 	ASSERT_NE(NULL, mem);
 	memset(mem, 0x5a, size);
-	for (round = 0; round < 5; round++) {
+	for (round = 0; round < rounds; round++) {
 		uint64_t id = kt_comm_id("kill9", round);
 		uint32_t h;
 

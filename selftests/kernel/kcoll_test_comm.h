@@ -28,6 +28,17 @@ static inline unsigned int kt_env(const char *name, unsigned int def)
 	return v && *v ? (unsigned int)strtoul(v, NULL, 0) : def;
 }
 
+/*
+ * The debug tier (KASAN, lockdep, kmemleak) runs several times slower: there the tests keep
+ * every code path but shrink their volume (fewer cycles, smaller transfers).
+ */
+static inline int kt_quick(void)
+{
+	const char *f = getenv("RIG_FLAVOUR");
+
+	return f && !strcmp(f, "debug");
+}
+
 static inline unsigned int kt_rank(void) { return kt_env("RIG_NODE", 0); }
 static inline unsigned int kt_nranks(void) { return kt_env("RIG_NNODES", 1); }
 
