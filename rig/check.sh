@@ -2,19 +2,22 @@
 # The test run behind `make check` (and `make check-debug` with --debug): host unit tests,
 # then the VM suites, then every VM's kernel log.  Ends with one line "N passed, N failed".
 #
-# Usage: rig/check.sh [--debug] [--no-host]
+# Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]...
+#   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster4)
 # Results: build/check[-debug]/<suite>/nodeI/{console.log,job.log,dmesg.txt,tap/*.tap}
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 cd "$RIG_TOP"
 
-flavour=stock host=1
-for a in "$@"; do
-	case $a in
+flavour=stock host=1 only=""
+while [ $# -gt 0 ]; do
+	case $1 in
 	--debug) flavour=debug ;;
 	--no-host) host=0 ;;
-	*) echo "usage: $0 [--debug] [--no-host]" >&2; exit 2 ;;
+	--suite) only="$only ${2:?--suite needs a name}"; host=0; shift ;;
+	*) echo "usage: $0 [--debug] [--no-host] [--suite NAME]..." >&2; exit 2 ;;
 	esac
+	shift
 done
 
 out=$RIG_TOP/build/check${flavour/stock/}
@@ -50,6 +53,9 @@ tally_tap() {	# tally_tap FILE LABEL
 # run_suite NAME NODES TIMEOUT JOB: boot the cluster, then tally TAP and kernel logs per node.
 run_suite() {
 	local name=$1 nodes=$2 timeout=$3 job=$4 d i t
+	if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then
+		return
+	fi
 	echo "== suite $name: $nodes VM(s), $flavour kernel"
 	rig/cluster.sh -f "$flavour" -n "$nodes" -t "$timeout" -o "$out/$name" -- "$job"
 	for ((i = 0; i < nodes; i++)); do
