@@ -191,6 +191,7 @@ struct kcoll_conn {
  * @nup:	connections established
  * @nready:	peers whose READY arrived (every connection of theirs is up)
  * @nbye_acked:	our BYEs the peers acknowledged (destroy waits for them)
+ * @leaving:	BYE sent: nothing more is posted (comm->lock)
  * @was_ready:	reached the ready state once (create succeeded even if a peer left since)
  * @wq:		woken on state changes and request completions
  * @reqs:	requests still holding hardware resources (comm->lock); the list holds a ref
@@ -224,6 +225,7 @@ struct kcoll_comm {
 	u32 nup;
 	u32 nready;
 	u32 nbye_acked;
+	bool leaving;
 	bool was_ready;
 	wait_queue_head_t wq;
 	struct list_head reqs;

@@ -366,6 +366,8 @@ static void kcoll_comm_say_bye(struct kcoll_comm *comm)
 		if (!kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg)))
 			sent++;
 	}
+	/* BYE is the last message: no write or DONE may follow it to a peer. */
+	comm->leaving = true;
 	spin_unlock_bh(&comm->lock);
 	wait_event_timeout(comm->wq, READ_ONCE(comm->nbye_acked) >= sent ||
 			   READ_ONCE(comm->state) != KCOLL_COMM_READY, 2 * HZ);

@@ -387,7 +387,7 @@ void kcoll_p2p_progress(struct kcoll_conn *conn)
 	struct kcoll_comm *comm = conn->comm;
 
 	spin_lock_bh(&comm->lock);
-	if (conn->state == KCOLL_CONN_UP && comm->state == KCOLL_COMM_READY) {
+	if (conn->state == KCOLL_CONN_UP && comm->state == KCOLL_COMM_READY && !comm->leaving) {
 		kcoll_p2p_announce(conn);
 		kcoll_p2p_push(conn);
 	}
@@ -418,6 +418,9 @@ void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
 
 	if (len < sizeof(*msg) || be32_to_cpu(msg->magic) != KCOLL_WIRE_MAGIC)
 		goto bad;
+	/* After its BYE a peer sends nothing more; whatever was in flight is moot. */
+	if (READ_ONCE(conn->peer_left))
+		return;
 	switch (msg->type) {
 	case KCOLL_MSG_CTS:
 		nsegs = be16_to_cpu(msg->nsegs);
@@ -481,7 +484,7 @@ void kcoll_comm_watchdog(struct work_struct *work)
 	u32 i;
 
 	spin_lock_bh(&comm->lock);
-	if (comm->state != KCOLL_COMM_READY)
+	if (comm->state != KCOLL_COMM_READY || comm->leaving)
 		goto out_unlock;
 	for (i = 0; i < comm->nranks; i++) {
 		struct kcoll_conn *conn = &comm->conns[i];

@@ -149,8 +149,9 @@ static inline int kt_wait(int fd, uint32_t comm, uint64_t req, uint32_t timeout_
 
 /*
  * Every rank exchanges an empty message with every other.  Destroying a communicator
- * fails it for the peers still using it (a lost peer is fatal), so tests destroy only
- * after this barrier, as applications destroy after their last collective.
+ * fails, at its peers, whatever they still had pending with this rank (ECONNRESET), so
+ * tests destroy only after this barrier, as applications destroy after their last
+ * collective.
  */
 static inline int kt_barrier(int fd, uint32_t comm)
 {
