@@ -272,6 +272,39 @@ KCOLL_API int kcoll_irecv_buf(struct kcoll_comm *c, struct kcoll_buf *b, size_t 
 			      size_t len, int peer, const struct kcoll_p2p_opts *opts,
 			      struct kcoll_request *req);
 
+/*
+ * Communicators on this node (KCOLL_0.2), as /sys/kernel/kcoll/comms/NAME/ describes them:
+ * every process's, not only the caller's.  NAME is <comm_id>-<rank>, with -ns<inode> added
+ * for a communicator of a network namespace other than the initial one.
+ */
+struct kcoll_comm_entry {
+	char name[64];			/* the directory name, e.g. "908c115900303fc2-0" */
+	uint64_t comm_id;		/* from the name */
+	uint32_t rank, nranks;
+	char state[16];			/* "connecting", "ready", "error", "aborted", ... */
+	int32_t error;			/* sticky error: negative errno, 0 while none */
+	uint32_t owner_pid;		/* creator, as seen from the initial PID namespace */
+	uint32_t peers_connected;	/* connections to peer ranks up right now */
+	uint64_t tx_bytes, rx_bytes;	/* completed point-to-point transfers */
+	uint64_t tx_ops, rx_ops;
+};
+
+struct kcoll_comm_list_opts {
+	size_t sz;
+	/* directory holding comms/; NULL means kcoll_sysfs_root() */
+	const char *sysfs_root;
+	size_t :0;
+};
+
+/*
+ * Snapshot of the communicators on this node, sorted by comm_id, then rank, then name.
+ * *comms is one allocation of *n entries (NULL when there are none); release it with
+ * kcoll_comm_list_free().
+ */
+KCOLL_API int kcoll_comm_list(const struct kcoll_comm_list_opts *opts,
+			      struct kcoll_comm_entry **comms, size_t *n);
+KCOLL_API void kcoll_comm_list_free(struct kcoll_comm_entry *comms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libkcoll sysfs readers: /sys/kernel/kcoll/devices/<ibdev>/{node_type,ports,allowed,node_guid}.
+ * libkcoll sysfs readers: /sys/kernel/kcoll/devices/<ibdev>/{node_type,ports,allowed,node_guid}
+ * and /sys/kernel/kcoll/comms/<comm_id>-<rank>[-ns<inode>]/{state,error,rank,...}.
  *
  * Parsing is strict: the module writes these files with fixed formats, so anything else means
  * the tree is not what this library was written for (-EBADMSG) rather than something to guess
- * around.  A device that disappears while it is being read (unplug, rename) is simply left out:
- * the list is a snapshot, not a promise.
+ * around.  A device that disappears while it is being read (unplug, rename) or a communicator
+ * destroyed meanwhile is simply left out: the list is a snapshot, not a promise.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -18,8 +19,8 @@
 
 #include "libkcoll_internal.h"
 
-/* kcoll_dev_read() result for an entry that is not (or no longer) a device directory. */
-#define KCOLL_DEV_SKIP	1
+/* kcoll_*_read() result for an entry that is not (or no longer) a device/comm directory. */
+#define KCOLL_ENTRY_SKIP	1
 
 struct kcoll_dev_vec {
 	struct kcoll_dev_entry *v;
@@ -160,16 +161,16 @@ static int kcoll_dev_read_attrs(int fd, struct kcoll_dev_entry *e)
  * A missing attribute is either a device going away under us (its whole directory vanishes;
  * kernfs answers -ENODEV to a read already in flight) or a tree of another layout.
  */
-static int kcoll_dev_attr_err(int dirfd, const char *name, int err)
+static int kcoll_entry_attr_err(int dirfd, const char *name, int err)
 {
 	if (err != -ENOENT && err != -ENODEV)
 		return err;
 	if (faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) && errno == ENOENT)
-		return KCOLL_DEV_SKIP;
+		return KCOLL_ENTRY_SKIP;
 	return -EBADMSG;
 }
 
-/* Fill @e from devices/@name; 0, KCOLL_DEV_SKIP, or a negative errno. */
+/* Fill @e from devices/@name; 0, KCOLL_ENTRY_SKIP, or a negative errno. */
 static int kcoll_dev_read(int dirfd, const char *name, struct kcoll_dev_entry *e)
 {
 	int fd, err;
@@ -181,12 +182,12 @@ static int kcoll_dev_read(int dirfd, const char *name, struct kcoll_dev_entry *e
 
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
-		return KCOLL_DEV_SKIP;	/* vanished, or a file the module may add later */
+		return KCOLL_ENTRY_SKIP;	/* vanished, or a file the module may add later */
 	if (fd < 0)
 		return -errno;
 	err = kcoll_dev_read_attrs(fd, e);
 	close(fd);
-	return err ? kcoll_dev_attr_err(dirfd, name, err) : 0;
+	return err ? kcoll_entry_attr_err(dirfd, name, err) : 0;
 }
 
 static int kcoll_dev_vec_push(struct kcoll_dev_vec *vec, const struct kcoll_dev_entry *e)
@@ -220,7 +221,7 @@ static int kcoll_dev_scan(DIR *dir, struct kcoll_dev_vec *vec)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		err = kcoll_dev_read(dirfd(dir), de->d_name, &e);
-		if (err == KCOLL_DEV_SKIP)
+		if (err == KCOLL_ENTRY_SKIP)
 			continue;
 		if (!err)
 			err = kcoll_dev_vec_push(vec, &e);
@@ -229,8 +230,8 @@ static int kcoll_dev_scan(DIR *dir, struct kcoll_dev_vec *vec)
 	}
 }
 
-/* Open <root>/devices; -ENOENT for a missing root tells the caller the module is not loaded. */
-static DIR *kcoll_devices_open(const char *root, int *err)
+/* Open <root>/@sub; -ENOENT for a missing root tells the caller the module is not loaded. */
+static DIR *kcoll_subdir_open(const char *root, const char *sub, int *err)
 {
 	int rootfd, fd;
 	DIR *dir;
@@ -240,7 +241,7 @@ static DIR *kcoll_devices_open(const char *root, int *err)
 		*err = -errno;
 		return NULL;
 	}
-	fd = openat(rootfd, "devices", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = openat(rootfd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	*err = fd < 0 ? -errno : 0;
 	close(rootfd);
 	if (fd < 0)
@@ -280,7 +281,7 @@ int kcoll_dev_list(const struct kcoll_dev_list_opts *opts,
 	if (!root)
 		root = kcoll_sysfs_root();
 
-	dir = kcoll_devices_open(root, &err);
+	dir = kcoll_subdir_open(root, "devices", &err);
 	if (!dir)
 		return kcoll_err(err);
 	err = kcoll_dev_scan(dir, &vec);
@@ -299,4 +300,279 @@ int kcoll_dev_list(const struct kcoll_dev_list_opts *opts,
 void kcoll_dev_list_free(struct kcoll_dev_entry *devs)
 {
 	free(devs);
+}
+
+/* Communicators ---------------------------------------------------------------------------- */
+
+#define KCOLL_COMM_LIST_OPTS_SZ_VER0	offsetofend(struct kcoll_comm_list_opts, sysfs_root)
+
+/* Largest errno the kernel hands out (include/linux/err.h). */
+#define KCOLL_MAX_ERRNO	4095
+
+struct kcoll_comm_vec {
+	struct kcoll_comm_entry *v;
+	size_t n;
+	size_t cap;
+};
+
+/* The names of enum kcoll_comm_state the module prints (kmod/kcoll_comm.c). */
+static const char *const kcoll_comm_states[] = {
+	"creating", "connecting", "ready", "error", "aborted", "destroyed",
+};
+
+static int kcoll_parse_u64(const char *s, uint64_t *val)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return -EBADMSG;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EBADMSG;
+	*val = v;
+	return 0;
+}
+
+/* "%d" of a negative errno, or "0". */
+static int kcoll_parse_errno(const char *s, int32_t *val)
+{
+	unsigned int v;
+	int err;
+
+	if (!strcmp(s, "0")) {
+		*val = 0;
+		return 0;
+	}
+	if (s[0] != '-' || s[1] == '0')
+		return -EBADMSG;
+	err = kcoll_parse_uint(s + 1, &v);
+	if (err || v > KCOLL_MAX_ERRNO)
+		return -EBADMSG;
+	*val = -(int32_t)v;
+	return 0;
+}
+
+static int kcoll_parse_state(const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(kcoll_comm_states) / sizeof(kcoll_comm_states[0]); i++) {
+		if (!strcmp(s, kcoll_comm_states[i]))
+			return 0;
+	}
+	return -EBADMSG;
+}
+
+/* Decimal digits at @s up to @stop (or the end); *@next is where they stopped. */
+static int kcoll_parse_uint_until(const char *s, char stop, unsigned int *val,
+				  const char **next)
+{
+	char buf[16];
+	size_t len = strcspn(s, (char[]){ stop, '\0' });
+
+	if (!len || len >= sizeof(buf))
+		return -EBADMSG;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	*next = s + len;
+	return kcoll_parse_uint(buf, val);
+}
+
+/* "%016llx-%u" or "%016llx-%u-ns%u", as kcoll_comm_sysfs_add() names the directory. */
+static int kcoll_comm_parse_name(const char *name, uint64_t *comm_id, unsigned int *rank)
+{
+	unsigned int inum;
+	const char *p;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		if (!isdigit((unsigned char)name[i]) && (name[i] < 'a' || name[i] > 'f'))
+			return -EBADMSG;
+	}
+	if (name[16] != '-')
+		return -EBADMSG;
+	*comm_id = strtoull(name, NULL, 16);
+	if (kcoll_parse_uint_until(name + 17, '-', rank, &p))
+		return -EBADMSG;
+	if (!*p)
+		return 0;
+	if (strncmp(p, "-ns", 3) || kcoll_parse_uint_until(p + 3, '\0', &inum, &p))
+		return -EBADMSG;
+	return 0;
+}
+
+static int kcoll_attr_u32(int fd, const char *attr, uint32_t *val)
+{
+	unsigned int v;
+	char buf[32];
+	int err;
+
+	err = kcoll_attr_str(fd, attr, buf, sizeof(buf));
+	if (!err)
+		err = kcoll_parse_uint(buf, &v);
+	if (!err)
+		*val = v;
+	return err;
+}
+
+static int kcoll_attr_u64(int fd, const char *attr, uint64_t *val)
+{
+	char buf[32];
+	int err;
+
+	err = kcoll_attr_str(fd, attr, buf, sizeof(buf));
+	return err ? err : kcoll_parse_u64(buf, val);
+}
+
+static int kcoll_comm_read_attrs(int fd, struct kcoll_comm_entry *e)
+{
+	char buf[32];
+	int err;
+
+	err = kcoll_attr_str(fd, "state", e->state, sizeof(e->state));
+	if (!err)
+		err = kcoll_parse_state(e->state);
+	if (!err)
+		err = kcoll_attr_str(fd, "error", buf, sizeof(buf));
+	if (!err)
+		err = kcoll_parse_errno(buf, &e->error);
+	if (!err)
+		err = kcoll_attr_u32(fd, "rank", &e->rank);
+	if (!err)
+		err = kcoll_attr_u32(fd, "nranks", &e->nranks);
+	if (!err)
+		err = kcoll_attr_u32(fd, "owner_pid", &e->owner_pid);
+	if (!err)
+		err = kcoll_attr_u32(fd, "peers_connected", &e->peers_connected);
+	if (!err)
+		err = kcoll_attr_u64(fd, "tx_bytes", &e->tx_bytes);
+	if (!err)
+		err = kcoll_attr_u64(fd, "rx_bytes", &e->rx_bytes);
+	if (!err)
+		err = kcoll_attr_u64(fd, "tx_ops", &e->tx_ops);
+	if (!err)
+		err = kcoll_attr_u64(fd, "rx_ops", &e->rx_ops);
+	return err;
+}
+
+/* Fill @e from comms/@name; 0, KCOLL_ENTRY_SKIP, or a negative errno. */
+static int kcoll_comm_read(int dirfd, const char *name, struct kcoll_comm_entry *e)
+{
+	unsigned int rank;
+	int fd, err;
+
+	memset(e, 0, sizeof(*e));
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && (errno == ENOENT || errno == ENOTDIR))
+		return KCOLL_ENTRY_SKIP;	/* destroyed, or a file the module may add later */
+	if (fd < 0)
+		return -errno;
+	/* A directory of another name is a layout this library does not know. */
+	err = kcoll_comm_parse_name(name, &e->comm_id, &rank);
+	if (!err && strlen(name) >= sizeof(e->name))
+		err = -EBADMSG;
+	if (!err) {
+		strcpy(e->name, name);
+		err = kcoll_comm_read_attrs(fd, e);
+		if (err)
+			err = kcoll_entry_attr_err(dirfd, name, err);
+	}
+	close(fd);
+	if (!err && (e->rank != rank || e->rank >= e->nranks))
+		err = -EBADMSG;
+	return err;
+}
+
+static int kcoll_comm_vec_push(struct kcoll_comm_vec *vec, const struct kcoll_comm_entry *e)
+{
+	struct kcoll_comm_entry *v;
+	size_t cap;
+
+	if (vec->n == vec->cap) {
+		cap = vec->cap ? vec->cap * 2 : 8;
+		v = reallocarray(vec->v, cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		vec->v = v;
+		vec->cap = cap;
+	}
+	vec->v[vec->n++] = *e;
+	return 0;
+}
+
+static int kcoll_comm_scan(DIR *dir, struct kcoll_comm_vec *vec)
+{
+	struct kcoll_comm_entry e;
+	struct dirent *de;
+	int err;
+
+	for (;;) {
+		errno = 0;
+		de = readdir(dir);
+		if (!de)
+			return -errno;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		err = kcoll_comm_read(dirfd(dir), de->d_name, &e);
+		if (err == KCOLL_ENTRY_SKIP)
+			continue;
+		if (!err)
+			err = kcoll_comm_vec_push(vec, &e);
+		if (err)
+			return err;
+	}
+}
+
+/* By id, then rank; equal ids and ranks of different network namespaces by name. */
+static int kcoll_comm_cmp(const void *a, const void *b)
+{
+	const struct kcoll_comm_entry *x = a, *y = b;
+
+	if (x->comm_id != y->comm_id)
+		return x->comm_id < y->comm_id ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strverscmp(x->name, y->name);
+}
+
+int kcoll_comm_list(const struct kcoll_comm_list_opts *opts,
+		    struct kcoll_comm_entry **comms, size_t *n)
+{
+	struct kcoll_comm_vec vec = { 0 };
+	const char *root;
+	DIR *dir;
+	int err;
+
+	if (!comms || !n)
+		return kcoll_err(-EINVAL);
+	*comms = NULL;
+	*n = 0;
+	err = OPTS_VALID(opts, kcoll_comm_list_opts, sysfs_root, KCOLL_COMM_LIST_OPTS_SZ_VER0);
+	if (err)
+		return kcoll_err(err);
+	root = OPTS_GET(opts, sysfs_root, NULL);
+	if (!root)
+		root = kcoll_sysfs_root();
+
+	dir = kcoll_subdir_open(root, "comms", &err);
+	if (!dir)
+		return kcoll_err(err);
+	err = kcoll_comm_scan(dir, &vec);
+	closedir(dir);
+	if (err) {
+		free(vec.v);
+		return kcoll_err(err);
+	}
+	if (vec.n)
+		qsort(vec.v, vec.n, sizeof(*vec.v), kcoll_comm_cmp);
+	*comms = vec.v;
+	*n = vec.n;
+	return 0;
+}
+
+void kcoll_comm_list_free(struct kcoll_comm_entry *comms)
+{
+	free(comms);
 }

@@ -9,6 +9,21 @@ _kcollctl_devices()
 	command ls "$root/devices" 2>/dev/null
 }
 
+# Communicator ids (every rank of one) and directory names, as "comm show" takes them.
+_kcollctl_comms()
+{
+	local root=${KCOLL_SYSFS_ROOT:-/sys/kernel/kcoll} d
+
+	[[ -d $root/comms ]] || return
+	for d in "$root"/comms/*/; do
+		[[ -d $d ]] || continue
+		d=${d%/}
+		d=${d##*/}
+		echo "${d%%-*}"
+		echo "$d"
+	done | sort -u
+}
+
 _kcollctl()
 {
 	local cur prev words cword
@@ -23,7 +38,7 @@ _kcollctl()
 	fi
 
 	local opts="-j --json -p --pretty -V --version -h --help --device"
-	local objects="info dev help"
+	local objects="info dev comm help"
 	local i obj="" objidx=0
 
 	# The object is the first word that is not an option (or --device's argument).
@@ -63,6 +78,13 @@ _kcollctl()
 			COMPREPLY=($(compgen -W "show list help" -- "$cur"))
 		elif ((nargs == 2)) && [[ $prev == show || $prev == list ]]; then
 			COMPREPLY=($(compgen -W "$(_kcollctl_devices)" -- "$cur"))
+		fi
+		;;
+	comm)
+		if ((nargs == 1)); then
+			COMPREPLY=($(compgen -W "show list help" -- "$cur"))
+		elif ((nargs == 2)) && [[ $prev == show || $prev == list ]]; then
+			COMPREPLY=($(compgen -W "$(_kcollctl_comms)" -- "$cur"))
 		fi
 		;;
 	esac

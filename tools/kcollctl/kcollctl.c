@@ -19,10 +19,11 @@
 
 #define KCOLL_CTL_NAME	"kcollctl"
 
-/* Add later objects (comm, engine, config, stats, monitor) here. */
+/* Add later objects (engine, config, stats, monitor) here. */
 static const struct kcoll_ctl_obj *const kcoll_ctl_objs[] = {
 	&kcoll_ctl_info_obj,
 	&kcoll_ctl_dev_obj,
+	&kcoll_ctl_comm_obj,
 	NULL,
 };
 

@@ -2,7 +2,7 @@
 /*
  * kcollctl: shared definitions of the command-line front end and its objects.
  *
- * Each OBJECT (info, dev, and later comm, engine, config, stats, monitor) is a
+ * Each OBJECT (info, dev, comm, and later engine, config, stats, monitor) is a
  * struct kcoll_ctl_obj with its own command table and help; kcollctl.c only finds the object
  * and hands it the rest of the command line, so adding an object is one file plus one line
  * in the object table.
@@ -43,6 +43,7 @@ struct kcoll_ctl_obj {
 
 extern const struct kcoll_ctl_obj kcoll_ctl_info_obj;
 extern const struct kcoll_ctl_obj kcoll_ctl_dev_obj;
+extern const struct kcoll_ctl_obj kcoll_ctl_comm_obj;
 
 /* "kcollctl: <message>\n" on stderr; returns KCOLL_CTL_ERR for "return kcoll_ctl_err(...)". */
 int kcoll_ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
