@@ -51,6 +51,29 @@ TEST_F_TIMEOUT(world, query_reports_ready, 120)
 	EXPECT_EQ(kt_comm_id(_metadata->name, 0), q.comm_id);
 }
 
+/* What an admin sees: kcollctl -j lists this rank of the comm, ready, with its peers. */
+TEST_F_TIMEOUT(world, kcollctl_shows_comm, 120)
+{
+	char cmd[256], out[4096] = "", want[128];
+	size_t n;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl -j comm show %016llx-%u",
+		 (unsigned long long)kt_comm_id(_metadata->name, 0), self->rank);
+	p = popen(cmd, "r");
+	ASSERT_NE(NULL, p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	ASSERT_EQ(0, pclose(p)) TH_LOG("%s: %s", cmd, out);
+	snprintf(want, sizeof(want), "\"rank\":%u", self->rank);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "\"nranks\":%u", self->nranks);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	snprintf(want, sizeof(want), "\"peers_connected\":%u", self->nranks - 1);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"state\":\"ready\"")) TH_LOG("%s", out);
+}
+
 /* Ring exchange of one size; the content is checked byte by byte. */
 static int ring_exchange(struct __test_metadata *_metadata, FIXTURE_DATA(world) *self,
 			 uint64_t size)
