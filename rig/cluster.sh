@@ -57,8 +57,9 @@ for ((i = 0; i < nodes; i++)); do
 	ip -n "$ns" link set "tap$i" mtu 9000 master br0 up
 done
 
-for ((i = 0; i < nodes; i++)); do
-	d=$rundir/node$i
+# start_vm I: boot node I (again); its console log starts afresh.
+start_vm() {
+	local i=$1 d=$rundir/node$1 append initrd
 	mkdir -p "$d"
 	cat >"$d/job.env" <<EOT
 RIG_NNODES=$nodes
@@ -90,8 +91,34 @@ EOT
 		-netdev tap,id=n0,ifname="tap$i",script=no,downscript=no \
 		-device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:$(printf %02x "$i") \
 		>"$d/qemu.log" 2>&1 &
-	pids+=($!)
+	pids[$i]=$!
+	booted[$i]=$SECONDS
+}
+
+booted=()
+for ((i = 0; i < nodes; i++)); do
+	start_vm "$i"
 done
+
+# A VM that has not reached its job after boot_timeout seconds is restarted (twice at
+# most): the emulated debug kernel now and then stalls in early boot under host load.
+boot_timeout=${RIG_BOOT_TIMEOUT:-$([ "$flavour" = debug ] && echo 600 || echo 120)}
+restarts=()
+boot_watch() {
+	local i
+	for ((i = 0; i < nodes; i++)); do
+		kill -0 "${pids[$i]}" 2>/dev/null || continue
+		grep -q "rig: node$i running" "$rundir/node$i/console.log" 2>/dev/null && continue
+		[ $((SECONDS - booted[i])) -lt "$boot_timeout" ] && continue
+		[ "${restarts[$i]:-0}" -ge 2 ] && continue
+		restarts[$i]=$((${restarts[$i]:-0} + 1))
+		rig_log "node$i: no job after ${boot_timeout}s of boot; restarting it"
+		kill "${pids[$i]}" 2>/dev/null || true
+		wait "${pids[$i]}" 2>/dev/null || true
+		mv "$rundir/node$i/console.log" "$rundir/node$i/console.log.stalled-${restarts[$i]}"
+		start_vm "$i"
+	done
+}
 
 # Wait for every VM to power off, or kill the rest at the deadline.
 deadline=$((SECONDS + timeout))
@@ -105,6 +132,7 @@ for ((i = 0; i < nodes; i++)); do
 			status=1
 			break
 		fi
+		boot_watch
 		sleep 1
 	done
 	[ -f "$rundir/node$i/job.rc" ] || status=1

@@ -22,6 +22,8 @@ rig_rxe_up() {
 rig_barrier() {
 	name=$1
 	t=${2:-120}
+	# The debug kernel is several times slower, and a stalled boot costs a restart.
+	[ "$RIG_FLAVOUR" = debug ] && t=$((t * 5))
 	mkdir -p "/run/rig/barrier"
 	: >"/run/rig/barrier/$name.$RIG_NODE"
 	while [ "$(ls /run/rig/barrier | grep -c "^$name\.")" -lt "$RIG_NNODES" ]; do
