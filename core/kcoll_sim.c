@@ -552,11 +552,13 @@ static void diagnose(struct kcoll_sim *s)
 				    is_recv(kq->steps[j].op) == want_recv)
 					total++;
 			len += snprintf(msg + len, sizeof(msg) - len,
-					"%s rank %u stage %u: %s #%u with %u %s (peer at stage %d); ",
+					"%s rank %u stage %u: %s #%u with %u%s (peer %s %d); ",
 					total <= k->seq[i] ? "UNMATCHED" : "waiting", r, st->stage,
 					op_names[st->op], k->seq[i], st->peer,
-					total <= k->seq[i] ? "which has no counterpart" : "",
-					kq->pos < kq->info.nsteps ? (int)kq->steps[kq->pos].stage : -1);
+					total <= k->seq[i] ? ", which has no counterpart" : "",
+					kq->pos < kq->info.nsteps ? "at stage" : "finished, steps",
+					kq->pos < kq->info.nsteps ? (int)kq->steps[kq->pos].stage :
+					(int)kq->info.nsteps);
 			if (len >= sizeof(msg))
 				len = sizeof(msg) - 1;
 			shown++;
