@@ -102,7 +102,7 @@ done
 
 # A VM that has not reached its job after boot_timeout seconds is restarted (twice at
 # most): the emulated debug kernel now and then stalls in early boot under host load.
-boot_timeout=${RIG_BOOT_TIMEOUT:-$([ "$flavour" = debug ] && echo 600 || echo 120)}
+boot_timeout=${RIG_BOOT_TIMEOUT:-$([ "$flavour" = debug ] && echo 300 || echo 120)}
 restarts=()
 boot_watch() {
 	local i
