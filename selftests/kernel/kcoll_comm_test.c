@@ -26,6 +26,20 @@ static long sysfs_long(const char *path)
 	return v;
 }
 
+/* The RDMA core's per-device resource counts (PDs, CQs, QPs, cm_ids, MRs): one line. */
+static void rdma_res_summary(char *buf, size_t len)
+{
+	FILE *p = popen("rdma resource show 2>&1", "r");
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (p) {
+		n = fread(buf, 1, len - 1, p);
+		pclose(p);
+	}
+	buf[n] = '\0';
+}
+
 static int count_comms(void)
 {
 	FILE *p = popen("ls " SYS "comms | wc -l", "r");
@@ -216,9 +230,14 @@ TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
 		SKIP(return, "needs 2 nodes");
 	if (me > 1)
 		return;
+	char res_before[1024], res_after[1024];
+
 	mem = malloc(size);
 	ASSERT_NE(NULL, mem);
 	memset(mem, 0x5a, size);
+	rdma_res_summary(res_before, sizeof(res_before));
+	/* e.g. "0: rxe0: pd 1 cq 1 qp 1 cm_id 0 mr 0 ctx 0 srq 0" */
+	ASSERT_NE(NULL, strstr(res_before, " qp ")) TH_LOG("rdma resource show: %s", res_before);
 	for (round = 0; round < rounds; round++) {
 		uint64_t id = kt_comm_id("kill9", round);
 		uint32_t h;
@@ -259,6 +278,9 @@ TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
 			EXPECT_TRUE(WIFSIGNALED(wst)) TH_LOG("child exit %d", WEXITSTATUS(wst));
 			EXPECT_EQ(0, count_comms());
 			EXPECT_EQ(1, sysfs_long(SYS "contexts"));
+			/* Every PD, CQ, QP, MR and cm_id of the dead process is gone. */
+			rdma_res_summary(res_after, sizeof(res_after));
+			EXPECT_STREQ(res_before, res_after);
 		}
 	}
 	free(mem);
