@@ -22,8 +22,19 @@
 /* kcoll_*_read() result for an entry that is not (or no longer) a device/comm directory. */
 #define KCOLL_ENTRY_SKIP	1
 
-struct kcoll_dev_vec {
-	struct kcoll_dev_entry *v;
+/*
+ * One family of objects in sysfs, <root>/<subdir>/<name>/<attributes>: devices and
+ * communicators are listed by the same code, each family bringing its reader and its order.
+ */
+struct kcoll_sysfs_family {
+	const char *subdir;
+	size_t size;					/* of one entry */
+	int (*read)(int dirfd, const char *name, void *entry);	/* 0, SKIP or -errno */
+	int (*cmp)(const void *a, const void *b);	/* qsort() order */
+};
+
+struct kcoll_vec {
+	void *v;
 	size_t n;
 	size_t cap;
 };
@@ -171,8 +182,9 @@ static int kcoll_entry_attr_err(int dirfd, const char *name, int err)
 }
 
 /* Fill @e from devices/@name; 0, KCOLL_ENTRY_SKIP, or a negative errno. */
-static int kcoll_dev_read(int dirfd, const char *name, struct kcoll_dev_entry *e)
+static int kcoll_dev_read(int dirfd, const char *name, void *entry)
 {
+	struct kcoll_dev_entry *e = entry;
 	int fd, err;
 
 	memset(e, 0, sizeof(*e));
@@ -190,26 +202,26 @@ static int kcoll_dev_read(int dirfd, const char *name, struct kcoll_dev_entry *e
 	return err ? kcoll_entry_attr_err(dirfd, name, err) : 0;
 }
 
-static int kcoll_dev_vec_push(struct kcoll_dev_vec *vec, const struct kcoll_dev_entry *e)
+static int kcoll_vec_push(struct kcoll_vec *vec, const void *e, size_t size)
 {
-	struct kcoll_dev_entry *v;
+	void *v;
 	size_t cap;
 
 	if (vec->n == vec->cap) {
 		cap = vec->cap ? vec->cap * 2 : 8;
-		v = reallocarray(vec->v, cap, sizeof(*v));
+		v = reallocarray(vec->v, cap, size);
 		if (!v)
 			return -ENOMEM;
 		vec->v = v;
 		vec->cap = cap;
 	}
-	vec->v[vec->n++] = *e;
+	memcpy((char *)vec->v + vec->n++ * size, e, size);
 	return 0;
 }
 
-static int kcoll_dev_scan(DIR *dir, struct kcoll_dev_vec *vec)
+static int kcoll_sysfs_scan(DIR *dir, const struct kcoll_sysfs_family *f, struct kcoll_vec *vec,
+			    void *e)
 {
-	struct kcoll_dev_entry e;
 	struct dirent *de;
 	int err;
 
@@ -220,11 +232,11 @@ static int kcoll_dev_scan(DIR *dir, struct kcoll_dev_vec *vec)
 			return -errno;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		err = kcoll_dev_read(dirfd(dir), de->d_name, &e);
+		err = f->read(dirfd(dir), de->d_name, e);
 		if (err == KCOLL_ENTRY_SKIP)
 			continue;
 		if (!err)
-			err = kcoll_dev_vec_push(vec, &e);
+			err = kcoll_vec_push(vec, e, f->size);
 		if (err)
 			return err;
 	}
@@ -254,6 +266,37 @@ static DIR *kcoll_subdir_open(const char *root, const char *sub, int *err)
 	return dir;
 }
 
+/* Read and sort every entry of a family; *out is malloc()ed, NULL when there is none. */
+static int kcoll_sysfs_list(const char *root, const struct kcoll_sysfs_family *f, void **out,
+			    size_t *n)
+{
+	struct kcoll_vec vec = { 0 };
+	void *scratch;
+	DIR *dir;
+	int err;
+
+	scratch = malloc(f->size);
+	if (!scratch)
+		return -ENOMEM;
+	dir = kcoll_subdir_open(root, f->subdir, &err);
+	if (!dir) {
+		free(scratch);
+		return err;
+	}
+	err = kcoll_sysfs_scan(dir, f, &vec, scratch);
+	closedir(dir);
+	free(scratch);
+	if (err) {
+		free(vec.v);
+		return err;
+	}
+	if (vec.n)
+		qsort(vec.v, vec.n, f->size, f->cmp);
+	*out = vec.v;
+	*n = vec.n;
+	return 0;
+}
+
 /* Natural order, so that rxe2 comes before rxe10. */
 static int kcoll_dev_cmp(const void *a, const void *b)
 {
@@ -262,12 +305,17 @@ static int kcoll_dev_cmp(const void *a, const void *b)
 	return strverscmp(x->name, y->name);
 }
 
+static const struct kcoll_sysfs_family kcoll_dev_family = {
+	.subdir = "devices",
+	.size = sizeof(struct kcoll_dev_entry),
+	.read = kcoll_dev_read,
+	.cmp = kcoll_dev_cmp,
+};
+
 int kcoll_dev_list(const struct kcoll_dev_list_opts *opts,
 		   struct kcoll_dev_entry **devs, size_t *n)
 {
-	struct kcoll_dev_vec vec = { 0 };
 	const char *root;
-	DIR *dir;
 	int err;
 
 	if (!devs || !n)
@@ -281,20 +329,8 @@ int kcoll_dev_list(const struct kcoll_dev_list_opts *opts,
 	if (!root)
 		root = kcoll_sysfs_root();
 
-	dir = kcoll_subdir_open(root, "devices", &err);
-	if (!dir)
-		return kcoll_err(err);
-	err = kcoll_dev_scan(dir, &vec);
-	closedir(dir);
-	if (err) {
-		free(vec.v);
-		return kcoll_err(err);
-	}
-	if (vec.n)
-		qsort(vec.v, vec.n, sizeof(*vec.v), kcoll_dev_cmp);
-	*devs = vec.v;
-	*n = vec.n;
-	return 0;
+	err = kcoll_sysfs_list(root, &kcoll_dev_family, (void **)devs, n);
+	return err ? kcoll_err(err) : 0;
 }
 
 void kcoll_dev_list_free(struct kcoll_dev_entry *devs)
@@ -308,12 +344,6 @@ void kcoll_dev_list_free(struct kcoll_dev_entry *devs)
 
 /* Largest errno the kernel hands out (include/linux/err.h). */
 #define KCOLL_MAX_ERRNO	4095
-
-struct kcoll_comm_vec {
-	struct kcoll_comm_entry *v;
-	size_t n;
-	size_t cap;
-};
 
 /* The names of enum kcoll_comm_state the module prints (kmod/kcoll_comm.c). */
 static const char *const kcoll_comm_states[] = {
@@ -458,8 +488,9 @@ static int kcoll_comm_read_attrs(int fd, struct kcoll_comm_entry *e)
 }
 
 /* Fill @e from comms/@name; 0, KCOLL_ENTRY_SKIP, or a negative errno. */
-static int kcoll_comm_read(int dirfd, const char *name, struct kcoll_comm_entry *e)
+static int kcoll_comm_read(int dirfd, const char *name, void *entry)
 {
+	struct kcoll_comm_entry *e = entry;
 	unsigned int rank;
 	int fd, err;
 
@@ -485,46 +516,6 @@ static int kcoll_comm_read(int dirfd, const char *name, struct kcoll_comm_entry 
 	return err;
 }
 
-static int kcoll_comm_vec_push(struct kcoll_comm_vec *vec, const struct kcoll_comm_entry *e)
-{
-	struct kcoll_comm_entry *v;
-	size_t cap;
-
-	if (vec->n == vec->cap) {
-		cap = vec->cap ? vec->cap * 2 : 8;
-		v = reallocarray(vec->v, cap, sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		vec->v = v;
-		vec->cap = cap;
-	}
-	vec->v[vec->n++] = *e;
-	return 0;
-}
-
-static int kcoll_comm_scan(DIR *dir, struct kcoll_comm_vec *vec)
-{
-	struct kcoll_comm_entry e;
-	struct dirent *de;
-	int err;
-
-	for (;;) {
-		errno = 0;
-		de = readdir(dir);
-		if (!de)
-			return -errno;
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		err = kcoll_comm_read(dirfd(dir), de->d_name, &e);
-		if (err == KCOLL_ENTRY_SKIP)
-			continue;
-		if (!err)
-			err = kcoll_comm_vec_push(vec, &e);
-		if (err)
-			return err;
-	}
-}
-
 /* By id, then rank; equal ids and ranks of different network namespaces by name. */
 static int kcoll_comm_cmp(const void *a, const void *b)
 {
@@ -537,12 +528,17 @@ static int kcoll_comm_cmp(const void *a, const void *b)
 	return strverscmp(x->name, y->name);
 }
 
+static const struct kcoll_sysfs_family kcoll_comm_family = {
+	.subdir = "comms",
+	.size = sizeof(struct kcoll_comm_entry),
+	.read = kcoll_comm_read,
+	.cmp = kcoll_comm_cmp,
+};
+
 int kcoll_comm_list(const struct kcoll_comm_list_opts *opts,
 		    struct kcoll_comm_entry **comms, size_t *n)
 {
-	struct kcoll_comm_vec vec = { 0 };
 	const char *root;
-	DIR *dir;
 	int err;
 
 	if (!comms || !n)
@@ -556,20 +552,8 @@ int kcoll_comm_list(const struct kcoll_comm_list_opts *opts,
 	if (!root)
 		root = kcoll_sysfs_root();
 
-	dir = kcoll_subdir_open(root, "comms", &err);
-	if (!dir)
-		return kcoll_err(err);
-	err = kcoll_comm_scan(dir, &vec);
-	closedir(dir);
-	if (err) {
-		free(vec.v);
-		return kcoll_err(err);
-	}
-	if (vec.n)
-		qsort(vec.v, vec.n, sizeof(*vec.v), kcoll_comm_cmp);
-	*comms = vec.v;
-	*n = vec.n;
-	return 0;
+	err = kcoll_sysfs_list(root, &kcoll_comm_family, (void **)comms, n);
+	return err ? kcoll_err(err) : 0;
 }
 
 void kcoll_comm_list_free(struct kcoll_comm_entry *comms)
