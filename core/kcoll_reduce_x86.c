@@ -84,83 +84,54 @@ typedef u16 kx_h8 __attribute__((vector_size(16)));	/* 8 fp16/bf16 */
 
 /* ---- float lane operations -------------------------------------------------------------- */
 
-/* fp32: replace NaN lanes by the canonical NaN. */
-KX_INL kx_f32 kx_f32_canon(kx_f32 r)
-{
-	const kx_i32 q = (kx_i32){} + (s32)KCOLL_F32_QNAN;
-	kx_i32 n = r != r;
-
-	return (kx_f32)KX_SEL(n, q, (kx_i32)r);
+/*
+ * fp32 and fp64 lanes, one definition for both widths (FV: float vector, IV: integer vector
+ * of the same width, IT: integer scalar, QNAN: the canonical NaN's bits):
+ * - canon: NaN lanes become the canonical NaN, so every engine and order agrees bit for bit;
+ * - min/max: x where it wins, y where it wins, x|y (min, picks -0) or x&y (max, picks +0)
+ *   where equal, NaN if either is NaN.
+ */
+#define KX_FLOAT_OPS(T, FV, IV, IT, QNAN)						\
+KX_INL FV kx_##T##_canon(FV r)								\
+{											\
+	const IV q = (IV){} + (IT)(QNAN);						\
+	IV n = r != r;									\
+											\
+	return (FV)KX_SEL(n, q, (IV)r);							\
+}											\
+											\
+KX_INL FV kx_##T##_sum(FV x, FV y)							\
+{											\
+	return kx_##T##_canon(x + y);							\
+}											\
+											\
+KX_INL FV kx_##T##_prod(FV x, FV y)							\
+{											\
+	return kx_##T##_canon(x * y);							\
+}											\
+											\
+KX_INL FV kx_##T##_min(FV x, FV y)							\
+{											\
+	const IV q = (IV){} + (IT)(QNAN);						\
+	IV xi = (IV)x, yi = (IV)y;							\
+	IV lt = x < y, gt = y < x, nan = (x != x) | (y != y);				\
+	IV r = (xi & lt) | (yi & gt) | ((xi | yi) & ~(lt | gt));			\
+											\
+	return (FV)KX_SEL(nan, q, r);							\
+}											\
+											\
+KX_INL FV kx_##T##_max(FV x, FV y)							\
+{											\
+	const IV q = (IV){} + (IT)(QNAN);						\
+	IV xi = (IV)x, yi = (IV)y;							\
+	IV gt = x > y, lt = y > x, nan = (x != x) | (y != y);				\
+	IV r = (xi & gt) | (yi & lt) | ((xi & yi) & ~(lt | gt));			\
+											\
+	return (FV)KX_SEL(nan, q, r);							\
 }
 
-KX_INL kx_f32 kx_f32_sum(kx_f32 x, kx_f32 y)
-{
-	return kx_f32_canon(x + y);
-}
-
-KX_INL kx_f32 kx_f32_prod(kx_f32 x, kx_f32 y)
-{
-	return kx_f32_canon(x * y);
-}
-
-/* min: x where x < y, y where y < x, x|y where equal (picks -0), NaN if either is NaN. */
-KX_INL kx_f32 kx_f32_min(kx_f32 x, kx_f32 y)
-{
-	const kx_i32 q = (kx_i32){} + (s32)KCOLL_F32_QNAN;
-	kx_i32 xi = (kx_i32)x, yi = (kx_i32)y;
-	kx_i32 lt = x < y, gt = y < x, nan = (x != x) | (y != y);
-	kx_i32 r = (xi & lt) | (yi & gt) | ((xi | yi) & ~(lt | gt));
-
-	return (kx_f32)KX_SEL(nan, q, r);
-}
-
-KX_INL kx_f32 kx_f32_max(kx_f32 x, kx_f32 y)
-{
-	const kx_i32 q = (kx_i32){} + (s32)KCOLL_F32_QNAN;
-	kx_i32 xi = (kx_i32)x, yi = (kx_i32)y;
-	kx_i32 gt = x > y, lt = y > x, nan = (x != x) | (y != y);
-	kx_i32 r = (xi & gt) | (yi & lt) | ((xi & yi) & ~(lt | gt));
-
-	return (kx_f32)KX_SEL(nan, q, r);
-}
-
-KX_INL kx_f64 kx_f64_canon(kx_f64 r)
-{
-	const kx_i64 q = (kx_i64){} + (s64)KCOLL_F64_QNAN;
-	kx_i64 n = r != r;
-
-	return (kx_f64)KX_SEL(n, q, (kx_i64)r);
-}
-
-KX_INL kx_f64 kx_f64_sum(kx_f64 x, kx_f64 y)
-{
-	return kx_f64_canon(x + y);
-}
-
-KX_INL kx_f64 kx_f64_prod(kx_f64 x, kx_f64 y)
-{
-	return kx_f64_canon(x * y);
-}
-
-KX_INL kx_f64 kx_f64_min(kx_f64 x, kx_f64 y)
-{
-	const kx_i64 q = (kx_i64){} + (s64)KCOLL_F64_QNAN;
-	kx_i64 xi = (kx_i64)x, yi = (kx_i64)y;
-	kx_i64 lt = x < y, gt = y < x, nan = (x != x) | (y != y);
-	kx_i64 r = (xi & lt) | (yi & gt) | ((xi | yi) & ~(lt | gt));
-
-	return (kx_f64)KX_SEL(nan, q, r);
-}
-
-KX_INL kx_f64 kx_f64_max(kx_f64 x, kx_f64 y)
-{
-	const kx_i64 q = (kx_i64){} + (s64)KCOLL_F64_QNAN;
-	kx_i64 xi = (kx_i64)x, yi = (kx_i64)y;
-	kx_i64 gt = x > y, lt = y > x, nan = (x != x) | (y != y);
-	kx_i64 r = (xi & gt) | (yi & lt) | ((xi & yi) & ~(lt | gt));
-
-	return (kx_f64)KX_SEL(nan, q, r);
-}
+KX_FLOAT_OPS(f32, kx_f32, kx_i32, s32, KCOLL_F32_QNAN)
+KX_FLOAT_OPS(f64, kx_f64, kx_i64, s64, KCOLL_F64_QNAN)
 
 /* ---- fp16 / bf16 lanes: 8 halves widened to one fp32 vector ----------------------------- */
 
