@@ -123,7 +123,7 @@ enum kcoll_algo {
 	KCOLL_ALGO_COUNT
 };
 
-enum kcoll_buf {
+enum kcoll_region {
 	KCOLL_BUF_SEND = 0,
 	KCOLL_BUF_RECV = 1,
 	KCOLL_BUF_SCRATCH = 2,
@@ -140,7 +140,7 @@ enum kcoll_step_op {
 
 struct kcoll_step {
 	u8 op;		/* enum kcoll_step_op */
-	u8 src_buf;	/* enum kcoll_buf; NONE when unused */
+	u8 src_buf;	/* enum kcoll_region; NONE when unused */
 	u8 dst_buf;
 	u8 reserved;
 	u32 stage;

@@ -305,6 +305,94 @@ KCOLL_API int kcoll_comm_list(const struct kcoll_comm_list_opts *opts,
 			      struct kcoll_comm_entry **comms, size_t *n);
 KCOLL_API void kcoll_comm_list_free(struct kcoll_comm_entry *comms);
 
+/* Collectives (KCOLL_0.3) ----------------------------------------------------------------- */
+
+/*
+ * Types, operators and algorithms are the uAPI's: enum kcoll_datatype (KCOLL_INT8 ...
+ * KCOLL_FP64), enum kcoll_red_op (KCOLL_SUM, KCOLL_PROD, KCOLL_MIN, KCOLL_MAX, KCOLL_AVG;
+ * AVG for floating point only) and enum kcoll_algorithm (KCOLL_ALG_AUTO ...).
+ *
+ * Buffers are plain user memory or memory of a kcoll_buf of the same communicator: a pointer
+ * that lies inside a buffer's mapping (kcoll_buf_ptr() + offset) is recognised by the library
+ * and passed as a zero-copy buffer region (no pinning, no registration per call).
+ *
+ * In place, as in NCCL: sendbuf == recvbuf (BROADCAST, REDUCE, ALLREDUCE, ALLTOALL(V) and, at
+ * the root, SCATTER: sendbuf == recvbuf means the root's block stays where it is); ALLGATHER
+ * with sendbuf == recvbuf + rank * count; GATHER at the root with sendbuf == recvbuf + root *
+ * count; REDUCE_SCATTER with recvbuf == sendbuf + rank * count; ALLGATHERV with sendbuf ==
+ * recvbuf + displs[rank]; REDUCE_SCATTERV with recvbuf == sendbuf + displs[rank].
+ *
+ * Every rank makes the same sequence of collective calls with the same arguments (except the
+ * buffers, and ALLTOALLV's arrays); a mismatch fails the call with -EPROTO rather than hang.
+ * Counts are elements of the datatype.
+ */
+struct kcoll_coll_opts {
+	size_t sz;
+	/* no flag is defined yet: must be 0 */
+	unsigned int flags;
+	/* enum kcoll_algorithm: KCOLL_ALG_AUTO (0) follows the module's configuration */
+	unsigned int algo;
+	/* blocking calls: give up after this long (fails the communicator); 0: no limit */
+	unsigned int timeout_ms;
+	/* when not NULL the call is non-blocking: it returns once submitted and fills *req */
+	struct kcoll_request *req;
+	/* when not NULL, set to the algorithm that runs */
+	unsigned int *algo_used;
+	size_t :0;
+};
+
+KCOLL_API int kcoll_broadcast(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
+			      size_t count, int dtype, int root,
+			      const struct kcoll_coll_opts *opts);
+/* sendbuf: nranks * count at the root (ignored elsewhere); recvbuf: count. */
+KCOLL_API int kcoll_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
+			    size_t count, int dtype, int root, const struct kcoll_coll_opts *opts);
+/* sendbuf: count; recvbuf: nranks * count at the root (ignored elsewhere). */
+KCOLL_API int kcoll_gather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
+			   size_t count, int dtype, int root, const struct kcoll_coll_opts *opts);
+KCOLL_API int kcoll_reduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
+			   size_t count, int dtype, int op, int root,
+			   const struct kcoll_coll_opts *opts);
+KCOLL_API int kcoll_allreduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
+			      size_t count, int dtype, int op, const struct kcoll_coll_opts *opts);
+/* count: elements each rank contributes; recvbuf: nranks * count. */
+KCOLL_API int kcoll_allgather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
+			      size_t count, int dtype, const struct kcoll_coll_opts *opts);
+/* count: elements each rank receives; sendbuf: nranks * count. */
+KCOLL_API int kcoll_reduce_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
+				   size_t count, int dtype, int op,
+				   const struct kcoll_coll_opts *opts);
+/* count: elements to (and from) each rank; both buffers nranks * count. */
+KCOLL_API int kcoll_alltoall(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
+			     size_t count, int dtype, const struct kcoll_coll_opts *opts);
+KCOLL_API int kcoll_barrier(struct kcoll_comm *c, const struct kcoll_coll_opts *opts);
+/* counts[j], displs[j]: rank j's block in recvbuf (identical on every rank). */
+KCOLL_API int kcoll_allgatherv(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
+			       const size_t *counts, const size_t *displs, int dtype,
+			       const struct kcoll_coll_opts *opts);
+/* counts[j], displs[j]: the block of sendbuf reduced onto rank j (identical on every rank). */
+KCOLL_API int kcoll_reduce_scatterv(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
+				    const size_t *counts, const size_t *displs, int dtype,
+				    int op, const struct kcoll_coll_opts *opts);
+/* This rank's own arrays, as in MPI_Alltoallv. */
+KCOLL_API int kcoll_alltoallv(struct kcoll_comm *c, const void *sendbuf,
+			      const size_t *send_counts, const size_t *send_displs,
+			      void *recvbuf, const size_t *recv_counts,
+			      const size_t *recv_displs, int dtype,
+			      const struct kcoll_coll_opts *opts);
+
+/* Names ("fp32", "sum", "allreduce", "ring") and their inverses (-EINVAL when unknown). */
+KCOLL_API const char *kcoll_datatype_str(int dtype);
+KCOLL_API const char *kcoll_red_op_str(int op);
+KCOLL_API const char *kcoll_collective_str(int coll);
+KCOLL_API const char *kcoll_algorithm_str(int algo);
+KCOLL_API int kcoll_datatype_from_str(const char *name);
+KCOLL_API int kcoll_red_op_from_str(const char *name);
+KCOLL_API int kcoll_collective_from_str(const char *name);
+KCOLL_API int kcoll_algorithm_from_str(const char *name);
+/* Bytes per element; 0 for an unknown type. */
+KCOLL_API size_t kcoll_datatype_size(int dtype);
+
 #ifdef __cplusplus
 }
 #endif

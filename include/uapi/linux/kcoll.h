@@ -42,6 +42,7 @@
 #define KCOLL_IOC_NR_BUF_DESTROY	0x06
 #define KCOLL_IOC_NR_P2P		0x07
 #define KCOLL_IOC_NR_WAIT		0x08
+#define KCOLL_IOC_NR_COLL		0x09
 
 /* Feature bits reported in kcoll_info.features.  Append only. */
 /* The module is an ib_client and tracks RDMA devices (always set since ABI 1). */
@@ -52,6 +53,10 @@
 #define KCOLL_FEAT_COMM		(1ULL << 2)
 /* Point-to-point send/receive: P2P and WAIT, poll() on the file. */
 #define KCOLL_FEAT_P2P		(1ULL << 3)
+/* Zero-copy buffers: BUF_CREATE, BUF_DESTROY, mmap(), KCOLL_P2P_BUF. */
+#define KCOLL_FEAT_BUF		(1ULL << 4)
+/* Collectives: COLL (every collective, dtype and op below), WAIT on their requests. */
+#define KCOLL_FEAT_COLL		(1ULL << 5)
 
 /**
  * struct kcoll_info - argument of KCOLL_IOC_GET_INFO
@@ -332,6 +337,127 @@ struct kcoll_wait {
 
 #define KCOLL_WAIT_SIZE_VER0		56
 
+
+/* Collectives ---------------------------------------------------------------------------- */
+
+/* Values are fixed (they match the module's core/ enums). */
+enum kcoll_collective {
+	KCOLL_BROADCAST = 0,
+	KCOLL_SCATTER = 1,
+	KCOLL_GATHER = 2,
+	KCOLL_REDUCE = 3,
+	KCOLL_ALLREDUCE = 4,
+	KCOLL_ALLGATHER = 5,
+	KCOLL_REDUCE_SCATTER = 6,
+	KCOLL_ALLTOALL = 7,
+	KCOLL_BARRIER = 8,
+	KCOLL_ALLGATHERV = 9,
+	KCOLL_ALLTOALLV = 10,
+	KCOLL_REDUCE_SCATTERV = 11,
+	KCOLL_NUM_COLLECTIVES
+};
+
+enum kcoll_datatype {
+	KCOLL_INT8 = 0,
+	KCOLL_UINT8 = 1,
+	KCOLL_INT32 = 2,
+	KCOLL_UINT32 = 3,
+	KCOLL_INT64 = 4,
+	KCOLL_UINT64 = 5,
+	KCOLL_FP16 = 6,
+	KCOLL_BF16 = 7,
+	KCOLL_FP32 = 8,
+	KCOLL_FP64 = 9,
+	KCOLL_NUM_DATATYPES
+};
+
+/* AVG is defined for the floating-point types only. */
+enum kcoll_red_op {
+	KCOLL_SUM = 0,
+	KCOLL_PROD = 1,
+	KCOLL_MIN = 2,
+	KCOLL_MAX = 3,
+	KCOLL_AVG = 4,
+	KCOLL_NUM_RED_OPS
+};
+
+/* Algorithms; AUTO lets the module choose (the same choice on every rank). */
+enum kcoll_algorithm {
+	KCOLL_ALG_AUTO = 0,
+	KCOLL_ALG_RING = 1,
+	KCOLL_ALG_RECDBL = 2,
+	KCOLL_ALG_RABENSEIFNER = 3,
+	KCOLL_ALG_BINOMIAL = 4,
+	KCOLL_ALG_DBTREE = 5,
+	KCOLL_ALG_CHAIN = 6,
+	KCOLL_ALG_PAIRWISE = 7,
+	KCOLL_ALG_BRUCK = 8,
+	KCOLL_NUM_ALGORITHMS
+};
+
+#define KCOLL_COLL_NONBLOCK	(1U << 0)	/* return a request id; see KCOLL_IOC_WAIT */
+#define KCOLL_COLL_IN_PLACE	(1U << 1)	/* the in-place variant (see Documentation/uapi.rst) */
+#define KCOLL_COLL_SEND_BUF	(1U << 2)	/* @sendbuf is an offset in buffer @send_handle */
+#define KCOLL_COLL_RECV_BUF	(1U << 3)	/* @recvbuf is an offset in buffer @recv_handle */
+#define KCOLL_COLL_FLAGS	(KCOLL_COLL_NONBLOCK | KCOLL_COLL_IN_PLACE | \
+				 KCOLL_COLL_SEND_BUF | KCOLL_COLL_RECV_BUF)
+
+/**
+ * struct kcoll_coll - argument of KCOLL_IOC_COLL: one collective call
+ * @size, @flags: (input) as usual; @flags: KCOLL_COLL_*
+ * @comm:	(input) communicator handle
+ * @coll:	(input) enum kcoll_collective
+ * @dtype:	(input) enum kcoll_datatype (element size; reductions also need it)
+ * @op:		(input) enum kcoll_red_op for REDUCE, ALLREDUCE, REDUCE_SCATTER(V); else 0
+ * @algo:	(input) enum kcoll_algorithm; AUTO (0) follows the module's configuration
+ * @root:	(input) BROADCAST, SCATTER, GATHER, REDUCE; else 0
+ * @timeout_ms:	(input) blocking calls: as for struct kcoll_p2p
+ * @count:	(input) elements, per the buffer conventions of Documentation/uapi.rst; 0 for
+ *		BARRIER and the v-collectives
+ * @sendbuf, @recvbuf: (input) user pointers, or byte offsets with the _BUF flags
+ * @send_handle, @recv_handle: (input) buffer handles with the _BUF flags, else 0
+ * @counts, @displs: (input) v-collectives: user pointers to nranks __u64 each
+ * @send_counts, @send_displs: (input) ALLTOALLV's send side: nranks __u64 each
+ * @req:	(output) with KCOLL_COLL_NONBLOCK, the request id; must be 0 on input
+ * @algo_used:	(output) the algorithm that ran (or runs); must be 0 on input
+ * @reserved:	must be 0
+ *
+ * Every rank of the communicator makes the same sequence of collective calls with matching
+ * arguments (only @sendbuf/@recvbuf and ALLTOALLV's arrays are the rank's own).  A mismatch
+ * is detected from the first message and fails the call with -EPROTO, never a hang.
+ * Return: 0, -EINVAL (bad flags, collective, root, count, (dtype, op) pair, algorithm that
+ * cannot do the collective), -ENOENT (communicator or buffer), -EFAULT, -ENOMEM, -ENOTCONN,
+ * -ERANGE (a region beyond its buffer), -EPROTO (ranks disagree about the call),
+ * -ETIMEDOUT, -EINTR, -ECONNRESET (a rank died), -ECONNABORTED (aborted), or the
+ * communicator's sticky error.
+ */
+struct kcoll_coll {
+	__u32 size;
+	__u32 flags;
+	__u32 comm;
+	__u8 coll;
+	__u8 dtype;
+	__u8 op;
+	__u8 algo;
+	__u32 root;
+	__u32 timeout_ms;
+	__aligned_u64 count;
+	__aligned_u64 sendbuf;
+	__aligned_u64 recvbuf;
+	__u32 send_handle;
+	__u32 recv_handle;
+	__aligned_u64 counts;
+	__aligned_u64 displs;
+	__aligned_u64 send_counts;
+	__aligned_u64 send_displs;
+	__aligned_u64 req;
+	__u32 algo_used;
+	__u32 reserved0;
+	__aligned_u64 reserved[2];
+};
+
+#define KCOLL_COLL_SIZE_VER0		120
+
 #define KCOLL_IOC_COMM_CREATE	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_COMM_CREATE)
 #define KCOLL_IOC_COMM_DESTROY	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_COMM_DESTROY)
 #define KCOLL_IOC_COMM_ABORT	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_COMM_ABORT)
@@ -340,5 +466,6 @@ struct kcoll_wait {
 #define KCOLL_IOC_BUF_DESTROY	_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_BUF_DESTROY)
 #define KCOLL_IOC_P2P		_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_P2P)
 #define KCOLL_IOC_WAIT		_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_WAIT)
+#define KCOLL_IOC_COLL		_IO(KCOLL_IOC_MAGIC, KCOLL_IOC_NR_COLL)
 
 #endif /* _UAPI_LINUX_KCOLL_H */
