@@ -1493,7 +1493,7 @@ static const u32 kcoll_algo_colls[KCOLL_ALGO_COUNT] = {
 	[KCOLL_ALGO_BRUCK] = CB(ALLTOALL) | CB(ALLGATHER) | CB(BARRIER),
 };
 
-bool kcoll_sched_supports(enum kcoll_algo algo, enum kcoll_coll coll, bool in_place)
+bool kcoll_sched_supports(enum kcoll_algo algo, enum kcoll_coll_type coll, bool in_place)
 {
 	if ((unsigned int)algo >= KCOLL_ALGO_COUNT || (unsigned int)coll >= KCOLL_COLL_COUNT)
 		return false;
@@ -1502,7 +1502,7 @@ bool kcoll_sched_supports(enum kcoll_algo algo, enum kcoll_coll coll, bool in_pl
 	return kcoll_algo_colls[algo] & (1U << coll);
 }
 
-static bool kcoll_rooted(enum kcoll_coll c)
+static bool kcoll_rooted(enum kcoll_coll_type c)
 {
 	return c == KCOLL_COLL_BROADCAST || c == KCOLL_COLL_SCATTER || c == KCOLL_COLL_GATHER ||
 	       c == KCOLL_COLL_REDUCE;
@@ -1717,7 +1717,7 @@ static bool is_pow2(u32 x)
 	return x && !(x & (x - 1));
 }
 
-enum kcoll_algo kcoll_sched_select(enum kcoll_coll coll, u32 nranks, u64 bytes,
+enum kcoll_algo kcoll_sched_select(enum kcoll_coll_type coll, u32 nranks, u64 bytes,
 				   const struct kcoll_sched_tuning *t)
 {
 	struct kcoll_sched_tuning def;
@@ -1772,7 +1772,7 @@ enum kcoll_algo kcoll_sched_select(enum kcoll_coll coll, u32 nranks, u64 bytes,
 	}
 }
 
-int kcoll_sched_choose(enum kcoll_coll coll, u32 nranks, u64 bytes, bool in_place,
+int kcoll_sched_choose(enum kcoll_coll_type coll, u32 nranks, u64 bytes, bool in_place,
 		       enum kcoll_algo request, const struct kcoll_sched_tuning *t)
 {
 	enum kcoll_algo a;
@@ -1821,7 +1821,7 @@ u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *a, enum kcoll_algo alg
 	return (u32)(h ^ (h >> 32));
 }
 
-const char *kcoll_coll_name(enum kcoll_coll coll)
+const char *kcoll_coll_name(enum kcoll_coll_type coll)
 {
 	static const char *const n[KCOLL_COLL_COUNT] = {
 		"broadcast", "scatter", "gather", "reduce", "allreduce", "allgather",

@@ -94,7 +94,7 @@
 
 #include "kcoll_types.h"
 
-enum kcoll_coll {
+enum kcoll_coll_type {
 	KCOLL_COLL_BROADCAST = 0,
 	KCOLL_COLL_SCATTER = 1,
 	KCOLL_COLL_GATHER = 2,
@@ -123,7 +123,7 @@ enum kcoll_algo {
 	KCOLL_ALGO_COUNT
 };
 
-enum kcoll_region {
+enum kcoll_buf_id {
 	KCOLL_BUF_SEND = 0,
 	KCOLL_BUF_RECV = 1,
 	KCOLL_BUF_SCRATCH = 2,
@@ -140,7 +140,7 @@ enum kcoll_step_op {
 
 struct kcoll_step {
 	u8 op;		/* enum kcoll_step_op */
-	u8 src_buf;	/* enum kcoll_region; NONE when unused */
+	u8 src_buf;	/* enum kcoll_buf_id; NONE when unused */
 	u8 dst_buf;
 	u8 reserved;
 	u32 stage;
@@ -154,7 +154,7 @@ struct kcoll_step {
 
 /* What one collective call is; identical on every rank except rank (and ALLTOALLV arrays). */
 struct kcoll_coll_args {
-	enum kcoll_coll coll;
+	enum kcoll_coll_type coll;
 	u32 nranks;
 	u32 rank;
 	u32 root;		/* BROADCAST, SCATTER, GATHER, REDUCE */
@@ -188,7 +188,7 @@ int kcoll_sched_build(const struct kcoll_coll_args *args, enum kcoll_algo algo,
 		      struct kcoll_sched_info *info);
 
 /* Whether algo implements coll (in place or not). */
-bool kcoll_sched_supports(enum kcoll_algo algo, enum kcoll_coll coll, bool in_place);
+bool kcoll_sched_supports(enum kcoll_algo algo, enum kcoll_coll_type coll, bool in_place);
 
 /*
  * Sizes of the caller's buffers for args (bytes), per the conventions above, for the calling
@@ -241,14 +241,14 @@ void kcoll_sched_tuning_default(struct kcoll_sched_tuning *t);
  * arguments only, so every rank agrees.  t == NULL: defaults.  A forced t->algo[coll] wins if
  * it implements coll; otherwise (and for AUTO) the rules in core/README.md apply.
  */
-enum kcoll_algo kcoll_sched_select(enum kcoll_coll coll, u32 nranks, u64 bytes,
+enum kcoll_algo kcoll_sched_select(enum kcoll_coll_type coll, u32 nranks, u64 bytes,
 				   const struct kcoll_sched_tuning *t);
 
 /*
  * Per-call override: request (from the call) wins if not AUTO, else kcoll_sched_select().
  * Returns -EINVAL if request does not implement coll/in_place, else the algorithm.
  */
-int kcoll_sched_choose(enum kcoll_coll coll, u32 nranks, u64 bytes, bool in_place,
+int kcoll_sched_choose(enum kcoll_coll_type coll, u32 nranks, u64 bytes, bool in_place,
 		       enum kcoll_algo request, const struct kcoll_sched_tuning *t);
 
 /*
@@ -260,7 +260,7 @@ int kcoll_sched_choose(enum kcoll_coll coll, u32 nranks, u64 bytes, bool in_plac
 u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *args, enum kcoll_algo algo,
 			    u64 chunk_bytes);
 
-const char *kcoll_coll_name(enum kcoll_coll coll);
+const char *kcoll_coll_name(enum kcoll_coll_type coll);
 const char *kcoll_algo_name(enum kcoll_algo algo);
 
 #endif /* _KCOLL_CORE_SCHED_H */

@@ -36,7 +36,7 @@ static bool is_recv(u8 op)
 	return op == KCOLL_STEP_RECV || op == KCOLL_STEP_RECV_REDUCE;
 }
 
-static bool is_reduction(enum kcoll_coll c)
+static bool is_reduction(enum kcoll_coll_type c)
 {
 	return c == KCOLL_COLL_REDUCE || c == KCOLL_COLL_ALLREDUCE ||
 	       c == KCOLL_COLL_REDUCE_SCATTER || c == KCOLL_COLL_REDUCE_SCATTERV;

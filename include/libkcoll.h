@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define LIBKCOLL_MAJOR_VERSION	0
-#define LIBKCOLL_MINOR_VERSION	1
+#define LIBKCOLL_MINOR_VERSION	3
 #define LIBKCOLL_PATCH_VERSION	0
 
 /* sysfs directory of the module; the environment variable overrides it (tests, containers). */

@@ -24,6 +24,7 @@
 #include <linux/scatterlist.h>
 #include <linux/socket.h>
 #include <linux/wait.h>
+#include <linux/mm_types.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
 #include <rdma/ib_cm.h>
@@ -37,6 +38,8 @@
 #include <linux/kcoll.h>
 
 #include "kcoll_wire.h"
+#include "../core/kcoll_sched.h"
+#include "../core/kcoll_reduce.h"
 
 #define KCOLL_VERSION	"0.1.0"
 
@@ -70,6 +73,7 @@ struct kcoll_dev {
  * @comms:	handle -> comm, each entry holding a comm reference
  * @reqs:	non-blocking request id -> req (own xa_lock), each holding a req reference
  * @maps:	mmap cookie -> buf (own xa_lock), each holding a buf reference
+ * @ops:	non-blocking collective id -> op (own xa_lock), each holding an op reference
  * @ndone:	completed non-blocking requests not waited for yet (poll() reports POLLIN)
  * @poll_wq:	woken when @ndone grows
  *
@@ -86,6 +90,8 @@ struct kcoll_ctx {
 	u32 next_req;
 	struct xarray maps;
 	u32 next_map;
+	struct xarray ops;
+	u32 next_op;
 	atomic_t ndone;
 	wait_queue_head_t poll_wq;
 };
@@ -174,6 +180,48 @@ struct kcoll_conn {
 };
 
 /**
+ * struct kcoll_region_chunk - up to 512 pages of a region: DMA mapping and registration
+ * @sgt:	the chunk's pages, DMA mapped (bidirectional)
+ * @mr:		FRWR registration peers write through, or NULL (local use only)
+ */
+struct kcoll_region_chunk {
+	struct sg_table sgt;
+	struct ib_mr *mr;
+};
+
+/**
+ * struct kcoll_region - pages an operation or buffer moves data in and out of
+ * (kcoll_region.c).  Owned by whoever embeds it: a request (pinned user pages), a buffer,
+ * a collective operation or a communicator's scratch; not shared, not locked: the owner
+ * maps it before any hardware use and unmaps it after the last.
+ * @pages, @npages:	the pages; @first_off: offset of byte 0 in the first page
+ * @len:		bytes
+ * @pinned:		user pages (unpinned on release) rather than the module's own
+ * @write:		written by the operation (pinned pages are marked dirty)
+ * @ibdev:		device it is mapped on
+ * @chunks, @nchunks, @chunk_pages: DMA mappings and registrations
+ * @dma:		DMA address of every page
+ * @vaddr:		vmap() of the pages for the CPU, or NULL
+ * @remote:		has registrations; @registered: their REG_MRs were posted
+ */
+struct kcoll_region {
+	struct page **pages;
+	unsigned int npages;
+	unsigned int first_off;
+	u64 len;
+	bool pinned;
+	bool write;
+	bool remote;
+	bool registered;
+	struct ib_device *ibdev;
+	struct kcoll_region_chunk *chunks;
+	unsigned int nchunks;
+	unsigned int chunk_pages;
+	dma_addr_t *dma;
+	void *vaddr;
+};
+
+/**
  * struct kcoll_comm - a communicator: this rank's view of a group of ranks
  * @kobj:	/sys/kernel/kcoll/comms/<id>-<rank>; its refcount owns the memory
  * @ctx:	owning file context (valid while listed in ctx->comms)
@@ -199,8 +247,13 @@ struct kcoll_conn {
  * @shut:	hardware resources released (teardown_mutex); the comm is a shell
  * @watchdog:	keepalive and dead-peer detection while requests are pending
  * @shutdown_work: disconnects and drains every QP after an error
- * @bufs:	buffer handle -> buf (xa_lock)
+ * @bufs:	buffer handle -> buf (xa_lock), each holding a buf reference
  * @nbufs:	buffers created so far: the next buffer's sequence number (teardown_mutex)
+ * @ops:	collectives submitted and not done, in call order; the first runs (comm->lock)
+ * @nops:	collectives submitted so far: the next one's sequence number (comm->lock)
+ * @scratch:	scratch memory of the running collective, kept for the next (only the
+ *		running op uses it; released at shutdown)
+ * @coll_ops, @coll_bytes: collectives completed and their payload bytes
  * @conns:	@nranks entries; conns[@rank] is unused
  */
 struct kcoll_comm {
@@ -235,6 +288,11 @@ struct kcoll_comm {
 	struct work_struct shutdown_work;
 	struct xarray bufs;
 	u32 nbufs;
+	struct list_head ops;
+	u32 nops;
+	struct kcoll_region scratch;
+	atomic64_t coll_ops;
+	atomic64_t coll_bytes;
 	atomic64_t tx_bytes;
 	atomic64_t rx_bytes;
 	atomic64_t tx_ops;
@@ -243,25 +301,19 @@ struct kcoll_comm {
 };
 
 /**
- * struct kcoll_mem - memory of one operation: pinned user pages or a range of a buffer
- * @sgt:	DMA-mapped scatterlist (for a buffer: the buffer's own)
- * @pages, @npages: pinned user pages (NULL for a buffer)
- * @offset:	byte offset of the operation's first byte in @sgt
+ * struct kcoll_mem - memory of one point-to-point transfer: a range of a region
+ * @own:	pinned user memory of the transfer (unused when @r is borrowed)
+ * @r:		&@own, a buffer's region (@buf) or a collective operation's region
+ * @offset:	byte offset of the transfer in @r
  * @len:	bytes
- * @buf:	buffer reference, or NULL
- * @mrs, @nmrs:	registrations a peer writes through (receives of user memory)
+ * @buf:	buffer reference (its busy count is held), or NULL
  */
 struct kcoll_mem {
-	struct sg_table sgt;
-	struct sg_table *map;
-	struct page **pages;
-	unsigned int npages;
-	bool mapped;
+	struct kcoll_region own;
+	struct kcoll_region *r;
 	u64 offset;
 	u64 len;
 	struct kcoll_buf *buf;
-	struct ib_mr **mrs;
-	unsigned int nmrs;
 };
 
 enum kcoll_req_state {
@@ -280,13 +332,15 @@ enum kcoll_req_state {
  * @status, @result: outcome once done (comm->lock)
  * @mem:	its memory
  * @cts:	send: copy of the receiver's CTS once it arrived (kmalloc'ed)
- * @seg, @seg_off, @sent, @cur, @cur_off: send progress through @cts and @mem
+ * @seg, @seg_off, @sent: send progress through @cts and @mem
  * @done_sent:	send: DONE posted
  * @id:		non-blocking request id, or 0
  * @qlist:	in conn->sendq / conn->recvq (comm->lock)
  * @all:	in comm->reqs while it holds hardware resources (comm->lock)
  * @hw_queued:	@hw_work queued (comm->lock)
  * @hw_work:	releases DMA mappings, registrations and pinned pages
+ * @op, @step:	for a step of a collective operation: the operation (a reference) and
+ *		the step's index; @tag: what the CTS carries for the peer to check
  */
 struct kcoll_req {
 	struct kref ref;
@@ -302,14 +356,120 @@ struct kcoll_req {
 	u32 seg;
 	u64 seg_off;
 	u64 sent;
-	struct scatterlist *cur;
-	u64 cur_off;
 	bool done_sent;
 	u64 id;
 	struct list_head qlist;
 	struct list_head all;
 	bool hw_queued;
 	struct work_struct hw_work;
+	struct kcoll_op *op;
+	u32 step;
+	u64 tag;
+};
+
+/**
+ * struct kcoll_buf - a zero-copy buffer of a communicator (kcoll_buf.c)
+ * @ref:	references: the comm's table (until destroy), the ctx's mmap table (until
+ *		destroy), every mapping (vm_ops open/close) and every transfer using it
+ * @comm:	owner (a reference: the comm's memory outlives the buffer's users)
+ * @handle:	handle in comm->bufs; @seq: creation order on the comm (matches the peers')
+ * @cookie:	key in ctx->maps: mmap offset = cookie << PAGE_SHIFT
+ * @len:	length asked for; the region holds whole pages
+ * @region:	the pages: module-owned, mapped for DMA, CPU and remote writes until
+ *		@unmapped
+ * @mm, @charged: the mm whose locked_vm is charged @charged pages (mmgrab held)
+ * @busy:	transfers and collectives in flight on it (destroy: -EBUSY)
+ * @unmapped:	the device mappings are gone (destroy or comm shutdown; teardown_mutex)
+ * @remote, @remote_len: the segments every peer announced for its copy (nranks entries,
+ *		NULL at our own rank), kept for one-sided access by later protocol versions
+ *
+ * The pages are freed with the last reference, so a mapping outlives destroy safely.
+ */
+struct kcoll_buf {
+	struct kref ref;
+	struct kcoll_comm *comm;
+	u32 handle;
+	u32 seq;
+	u32 cookie;
+	u64 len;
+	struct kcoll_region region;
+	struct mm_struct *mm;
+	unsigned long charged;
+	atomic_t busy;
+	bool unmapped;
+	struct kcoll_peer_segs **remote;
+};
+
+/* A peer's announcement of one of its buffers (KCOLL_MSG_BUF), on conn->buf_early. */
+struct kcoll_peer_segs {
+	struct list_head list;
+	u32 seq;
+	u64 len;
+	u16 nsegs;
+	u16 have;
+	struct kcoll_wire_seg segs[];
+};
+
+enum kcoll_op_state {
+	KCOLL_OP_QUEUED,	/* behind another collective of its comm */
+	KCOLL_OP_RUNNING,
+	KCOLL_OP_DONE,
+};
+
+/**
+ * struct kcoll_op - one collective call executing a core/ schedule (kcoll_coll.c)
+ * @ref:	references: the comm's queue while not done, every step request, the ctx's
+ *		request table (non-blocking) and a blocking caller
+ * @comm:	owner (a comm reference)
+ * @id:		non-blocking request id, or 0
+ * @args, @algo, @dtype, @redop, @chunk: the call
+ * @counts:	the v-collectives' arrays (one allocation), referenced by @args
+ * @tag:	(op sequence << 32) | schedule fingerprint, checked by the peers in every CTS
+ * @steps, @nsteps: the schedule; @next: first step of the next stage
+ * @stage_begin, @stage_end: the current stage's steps (comm->lock)
+ * @sstate:	per step: KCOLL_STEP_* progress (comm->lock for posted steps)
+ * @left:	steps of the current stage not finished
+ * @regions:	send, receive and (borrowed) scratch regions, indexed by enum kcoll_buf_id
+ * @base:	byte offset of each region's start (buffers: the caller's offset)
+ * @own:	regions of pinned user memory the op owns
+ * @bufs:	buffers used (their busy counts held), or NULL
+ * @state, @status: enum kcoll_op_state and the outcome (comm->lock)
+ * @list:	in comm->ops (comm->lock)
+ * @work:	the progress engine: runs every local step and posts the next stage
+ * @nreqs:	step requests still holding hardware; the regions live until it is zero
+ * @counted:	submitted: counts in comm->nhw until released (comm->lock)
+ * @released:	regions released, the comm's hardware count dropped (comm->lock)
+ */
+struct kcoll_op {
+	struct kref ref;
+	struct kcoll_comm *comm;
+	u64 id;
+	struct kcoll_coll_args args;
+	int algo;
+	int dtype;
+	int redop;
+	u64 chunk;
+	u64 *counts;
+	u64 tag;
+	struct kcoll_step *steps;
+	u32 nsteps;
+	u32 next;
+	u32 stage_begin;
+	u32 stage_end;
+	u8 *sstate;
+	int *sstatus;
+	u32 left;
+	struct kcoll_region *regions[3];
+	u64 base[3];
+	struct kcoll_region own[2];
+	struct kcoll_buf *bufs[2];
+	int state;
+	int status;
+	struct list_head list;
+	struct work_struct work;
+	atomic_t nreqs;
+	bool counted;
+	bool released;
 };
 
 /**
@@ -364,7 +524,51 @@ struct kcoll_listener *kcoll_listener_get(struct net *net, u16 port);
 void kcoll_listener_put(struct kcoll_listener *l);
 int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
+/* kcoll_region.c */
+int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write);
+int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp);
+int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote, bool cpu);
+void kcoll_region_unmap(struct kcoll_region *r);
+void kcoll_region_release(struct kcoll_region *r);
+int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struct ib_cqe *cqe);
+int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r);
+int kcoll_region_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_seg *segs,
+		      unsigned int max);
+unsigned int kcoll_region_sges(struct kcoll_region *r, u64 off, u64 bytes, struct ib_sge *sges,
+			       unsigned int max, u32 lkey, u64 *taken);
+void *kcoll_region_ptr(struct kcoll_region *r, u64 off);
+
+/* kcoll_buf.c */
+long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg);
+long kcoll_ioctl_buf_destroy(struct kcoll_ctx *ctx, void __user *uarg);
+int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma);
+struct kcoll_buf *kcoll_buf_use(struct kcoll_comm *comm, u32 handle, u64 off, u64 len);
+void kcoll_buf_unuse(struct kcoll_buf *buf);
+void kcoll_buf_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);
+void kcoll_buf_drop_all(struct kcoll_comm *comm);
+void kcoll_ctx_drop_maps(struct kcoll_ctx *ctx);
+
+/* kcoll_coll.c */
+long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg);
+void kcoll_op_step_done(struct kcoll_req *req);
+void kcoll_op_req_released(struct kcoll_op *op);
+void kcoll_op_put(struct kcoll_op *op);
+void kcoll_coll_kick(struct kcoll_comm *comm);
+void kcoll_coll_shutdown(struct kcoll_comm *comm);
+int kcoll_coll_wait_ctx(struct kcoll_ctx *ctx, struct kcoll_wait *arg);
+void kcoll_ctx_drop_ops(struct kcoll_ctx *ctx);
+
+/* kcoll_engine.c */
+int kcoll_engine_init(void);
+void kcoll_engine_exit(void);
+void kcoll_engine_reduce3(void *dst, const void *a, const void *b, size_t count,
+			  enum kcoll_dtype dt, enum kcoll_redop op);
+void kcoll_engine_finalize(void *buf, size_t count, enum kcoll_dtype dt, enum kcoll_redop op,
+			   unsigned int nranks);
+
 /* kcoll_p2p.c */
+int kcoll_req_queue(struct kcoll_req *req);
+struct kcoll_req *kcoll_req_new(struct kcoll_comm *comm, u32 peer, bool send);
 long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg);
 long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg);
 void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);

@@ -45,6 +45,7 @@ static int kcoll_open(struct inode *inode, struct file *file)
 	xa_init_flags(&ctx->comms, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->reqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->maps, XA_FLAGS_ALLOC1);
+	xa_init_flags(&ctx->ops, XA_FLAGS_ALLOC1);
 	init_waitqueue_head(&ctx->poll_wq);
 	file->private_data = ctx;
 	atomic_inc(&kcoll_nctx);
@@ -56,7 +57,10 @@ static int kcoll_release(struct inode *inode, struct file *file)
 	struct kcoll_ctx *ctx = file->private_data;
 
 	kcoll_ctx_destroy_comms(ctx);
+	kcoll_ctx_drop_maps(ctx);
+	kcoll_ctx_drop_ops(ctx);
 	xa_destroy(&ctx->comms);
+	xa_destroy(&ctx->ops);
 	xa_destroy(&ctx->reqs);
 	xa_destroy(&ctx->maps);
 	mmdrop(ctx->mm);
@@ -109,9 +113,20 @@ static long kcoll_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return kcoll_ioctl_p2p(ctx, uarg);
 	case KCOLL_IOC_WAIT:
 		return kcoll_ioctl_wait(ctx, uarg);
+	case KCOLL_IOC_BUF_CREATE:
+		return kcoll_ioctl_buf_create(ctx, uarg);
+	case KCOLL_IOC_BUF_DESTROY:
+		return kcoll_ioctl_buf_destroy(ctx, uarg);
+	case KCOLL_IOC_COLL:
+		return kcoll_ioctl_coll(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}
+}
+
+static int kcoll_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return kcoll_buf_mmap(file->private_data, vma);
 }
 
 /* POLLIN while a non-blocking request of this file has completed and not been waited for. */
@@ -125,6 +140,7 @@ static __poll_t kcoll_poll(struct file *file, struct poll_table_struct *wait)
 
 static const struct file_operations kcoll_fops = {
 	.poll		= kcoll_poll,
+	.mmap		= kcoll_mmap,
 	.owner		= THIS_MODULE,
 	.open		= kcoll_open,
 	.release	= kcoll_release,

@@ -210,6 +210,7 @@ static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u3
 	if (rank < comm->nranks && comm->failed_rank == U32_MAX)
 		comm->failed_rank = rank;
 	kcoll_comm_fail_reqs(comm);
+	kcoll_coll_kick(comm);
 	wake_up_all(&comm->wq);
 	queue_work(kcoll_wq, &comm->shutdown_work);
 }
@@ -288,6 +289,7 @@ static void kcoll_comm_shutdown(struct kcoll_comm *comm)
 		}
 	}
 	spin_unlock_bh(&comm->lock);
+	kcoll_coll_shutdown(comm);
 	kcoll_buf_shutdown(comm);
 	if (comm->pd) {
 		ib_dealloc_pd(comm->pd);
@@ -380,6 +382,7 @@ static void kcoll_comm_destroy(struct kcoll_comm *comm)
 	kcoll_comm_abort(comm);
 	flush_work(&comm->shutdown_work);
 	kcoll_comm_shutdown(comm);
+	kcoll_buf_drop_all(comm);
 	spin_lock_bh(&comm->lock);
 	comm->state = KCOLL_COMM_DESTROYED;
 	spin_unlock_bh(&comm->lock);
@@ -553,6 +556,7 @@ static struct kcoll_comm *kcoll_comm_alloc(const struct kcoll_comm_create *arg)
 	comm->state = KCOLL_COMM_CREATING;
 	INIT_LIST_HEAD(&comm->list);
 	INIT_LIST_HEAD(&comm->reqs);
+	INIT_LIST_HEAD(&comm->ops);
 	mutex_init(&comm->teardown_mutex);
 	spin_lock_init(&comm->lock);
 	init_waitqueue_head(&comm->wq);
@@ -835,9 +839,4 @@ void kcoll_comm_exit(void)
 	if (!list_empty(&kcoll_comms))
 		pr_err("unloading with communicators left\n");
 	kobject_put(kcoll_comms_kobj);
-}
-
-/* Zero-copy buffers are not in this version of the module: nothing to release. */
-void kcoll_buf_shutdown(struct kcoll_comm *comm)
-{
 }

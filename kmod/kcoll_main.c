@@ -77,7 +77,8 @@ bool kcoll_dev_name_allowed(const char *name)
 
 u64 kcoll_features(void)
 {
-	return KCOLL_FEAT_RDMA_DEVICES | KCOLL_FEAT_SYSFS | KCOLL_FEAT_COMM | KCOLL_FEAT_P2P;
+	return KCOLL_FEAT_RDMA_DEVICES | KCOLL_FEAT_SYSFS | KCOLL_FEAT_COMM | KCOLL_FEAT_P2P |
+	       KCOLL_FEAT_BUF | KCOLL_FEAT_COLL;
 }
 
 u64 kcoll_ioctls(void)
@@ -85,7 +86,8 @@ u64 kcoll_ioctls(void)
 	return BIT_ULL(KCOLL_IOC_NR_GET_INFO) | BIT_ULL(KCOLL_IOC_NR_COMM_CREATE) |
 	       BIT_ULL(KCOLL_IOC_NR_COMM_DESTROY) | BIT_ULL(KCOLL_IOC_NR_COMM_ABORT) |
 	       BIT_ULL(KCOLL_IOC_NR_COMM_QUERY) | BIT_ULL(KCOLL_IOC_NR_P2P) |
-	       BIT_ULL(KCOLL_IOC_NR_WAIT);
+	       BIT_ULL(KCOLL_IOC_NR_WAIT) | BIT_ULL(KCOLL_IOC_NR_BUF_CREATE) |
+	       BIT_ULL(KCOLL_IOC_NR_BUF_DESTROY) | BIT_ULL(KCOLL_IOC_NR_COLL);
 }
 
 static int __init kcoll_init(void)
@@ -100,9 +102,12 @@ static int __init kcoll_init(void)
 	ret = kcoll_sysfs_init();
 	if (ret)
 		goto out_wq;
-	ret = kcoll_comm_init();
+	ret = kcoll_engine_init();
 	if (ret)
 		goto out_sysfs;
+	ret = kcoll_comm_init();
+	if (ret)
+		goto out_engine;
 	ret = kcoll_ib_init();
 	if (ret)
 		goto out_comm;
@@ -116,6 +121,8 @@ out_ib:
 	kcoll_ib_exit();
 out_comm:
 	kcoll_comm_exit();
+out_engine:
+	kcoll_engine_exit();
 out_sysfs:
 	kcoll_sysfs_exit();
 out_wq:
@@ -128,6 +135,7 @@ static void __exit kcoll_exit(void)
 	kcoll_chrdev_exit();
 	kcoll_ib_exit();
 	kcoll_comm_exit();
+	kcoll_engine_exit();
 	kcoll_sysfs_exit();
 	destroy_workqueue(kcoll_wq);
 	pr_info("unloaded\n");

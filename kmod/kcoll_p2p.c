@@ -20,114 +20,41 @@
 /* Send queue slots kept for control messages, and the largest single RDMA WRITE. */
 #define KCOLL_SQ_RESERVE	8
 #define KCOLL_MAX_WR_BYTES	SZ_1M
+#define KCOLL_MAX_SGE		16
 /* Largest point-to-point message; larger sizes fail with -EINVAL. */
 #define KCOLL_P2P_MAX_LEN	BIT_ULL(31)
 #define KCOLL_WATCHDOG_MS	250
 
 /* Memory ------------------------------------------------------------------------------ */
 
-static void kcoll_mem_release(struct kcoll_comm *comm, struct kcoll_mem *mem, bool write)
+/* Release a transfer's memory: its own pinned pages, or its hold on a buffer. */
+static void kcoll_mem_release(struct kcoll_mem *mem)
 {
-	unsigned int i;
-
-	for (i = 0; i < mem->nmrs; i++)
-		ib_dereg_mr(mem->mrs[i]);
-	kfree(mem->mrs);
-	mem->mrs = NULL;
-	mem->nmrs = 0;
-	if (mem->mapped) {
-		ib_dma_unmap_sgtable_attrs(comm->dev->ibdev, &mem->sgt,
-					   write ? DMA_FROM_DEVICE : DMA_TO_DEVICE, 0);
-		mem->mapped = false;
-	}
-	if (mem->pages) {
-		sg_free_table(&mem->sgt);
-		unpin_user_pages_dirty_lock(mem->pages, mem->npages, write);
-		kvfree(mem->pages);
-		mem->pages = NULL;
+	if (mem->r == &mem->own)
+		kcoll_region_release(&mem->own);
+	mem->r = NULL;
+	if (mem->buf) {
+		kcoll_buf_unuse(mem->buf);
+		mem->buf = NULL;
 	}
 }
 
-/* Pin @len bytes at @uaddr and DMA-map them; @write: the NIC writes (a receive). */
+/* Pin and map user memory for a transfer; a receive's is also made remotely writable. */
 static int kcoll_mem_pin(struct kcoll_comm *comm, struct kcoll_mem *mem, u64 uaddr, u64 len,
 			 bool write)
 {
-	unsigned long first = uaddr >> PAGE_SHIFT, last = (uaddr + len - 1) >> PAGE_SHIFT;
-	unsigned int npages = last - first + 1, done = 0;
 	int ret;
 
+	mem->r = &mem->own;
+	mem->offset = 0;
 	mem->len = len;
-	if (!len)
-		return 0;
-	if (uaddr + len < uaddr)
-		return -EFAULT;
-	mem->pages = kvmalloc_array(npages, sizeof(*mem->pages), GFP_KERNEL);
-	if (!mem->pages)
-		return -ENOMEM;
-	while (done < npages) {
-		ret = pin_user_pages_fast((first + done) << PAGE_SHIFT, npages - done,
-					  write ? FOLL_WRITE : 0, mem->pages + done);
-		if (ret <= 0) {
-			ret = ret ? ret : -EFAULT;
-			goto out_unpin;
-		}
-		done += ret;
-	}
-	mem->npages = npages;
-	ret = sg_alloc_table_from_pages_segment(&mem->sgt, mem->pages, npages,
-						uaddr & ~PAGE_MASK, len, SZ_1M, GFP_KERNEL);
-	if (ret)
-		goto out_unpin;
-	ret = ib_dma_map_sgtable_attrs(comm->dev->ibdev, &mem->sgt,
-				       write ? DMA_FROM_DEVICE : DMA_TO_DEVICE, 0);
-	if (ret) {
-		sg_free_table(&mem->sgt);
-		goto out_unpin;
-	}
-	mem->mapped = true;
-	return 0;
-
-out_unpin:
-	unpin_user_pages(mem->pages, done);
-	kvfree(mem->pages);
-	mem->pages = NULL;
-	return ret == -EFAULT || ret == -ENOMEM ? ret : -EFAULT;
-}
-
-/* Register a receive's memory for remote writes, in as many MRs as the device needs. */
-static int kcoll_mem_register(struct kcoll_comm *comm, struct kcoll_mem *mem)
-{
-	struct ib_device *ibdev = comm->dev->ibdev;
-	u32 max_pages = min_t(u32, ibdev->attrs.max_fast_reg_page_list_len, 512);
-	struct scatterlist *sg = mem->sgt.sgl;
-	int nents = mem->sgt.nents;
-	unsigned int off = 0;
-	u64 left = mem->len;
-
-	if (!left)
-		return 0;
-	mem->mrs = kcalloc(KCOLL_WIRE_MAX_SEGS, sizeof(*mem->mrs), GFP_KERNEL);
-	if (!mem->mrs)
-		return -ENOMEM;
-	while (left) {
-		struct ib_mr *mr;
-		int n, i;
-
-		if (mem->nmrs == KCOLL_WIRE_MAX_SEGS || nents <= 0)
-			return -EINVAL;
-		mr = ib_alloc_mr(comm->pd, IB_MR_TYPE_MEM_REG, max_pages);
-		if (IS_ERR(mr))
-			return PTR_ERR(mr);
-		mem->mrs[mem->nmrs++] = mr;
-		n = ib_map_mr_sg(mr, sg, nents, &off, PAGE_SIZE);
-		if (n < 0 || (!n && !off))
-			return n < 0 ? n : -EINVAL;
-		left -= min_t(u64, left, mr->length);
-		for (i = 0; i < n; i++)
-			sg = sg_next(sg);
-		nents -= n;
-	}
-	return 0;
+	ret = kcoll_region_pin(&mem->own, uaddr, len, write);
+	if (!ret)
+		ret = kcoll_region_map(comm, &mem->own, write, false);
+	/* Every segment of a CTS must fit in one message. */
+	if (!ret && mem->own.nchunks > KCOLL_WIRE_MAX_SEGS)
+		ret = -EINVAL;
+	return ret;
 }
 
 /* Requests ---------------------------------------------------------------------------- */
@@ -151,8 +78,9 @@ static void kcoll_req_hw_work(struct work_struct *work)
 {
 	struct kcoll_req *req = container_of(work, struct kcoll_req, hw_work);
 	struct kcoll_comm *comm = req->comm;
+	struct kcoll_op *op = req->op;
 
-	kcoll_mem_release(comm, &req->mem, !req->send);
+	kcoll_mem_release(&req->mem);
 	/*
 	 * Under the lock, so that shutdown, which takes the lock once after seeing nhw reach
 	 * zero, knows this worker no longer touches the comm.
@@ -162,6 +90,8 @@ static void kcoll_req_hw_work(struct work_struct *work)
 	if (atomic_dec_and_test(&comm->nhw))
 		wake_up_all(&comm->wq);
 	spin_unlock_bh(&comm->lock);
+	if (op)
+		kcoll_op_req_released(op);
 	kcoll_req_put(req);	/* comm->reqs' reference */
 }
 
@@ -201,6 +131,8 @@ void kcoll_req_complete(struct kcoll_req *req, int status, u64 result)
 		atomic_inc(&comm->ctx->ndone);
 		wake_up_all(&comm->ctx->poll_wq);
 	}
+	if (req->op)
+		kcoll_op_step_done(req);
 	wake_up_all(&comm->wq);
 	/* EMSGSIZE travels in the DONE: no write happened, nothing is in flight either. */
 	if ((!status || status == -EMSGSIZE) && !req->hw_queued) {
@@ -219,57 +151,41 @@ static void kcoll_p2p_announce(struct kcoll_conn *conn)
 
 	list_for_each_entry(req, &conn->recvq, qlist) {
 		struct kcoll_wire_msg *m;
+		struct kcoll_region *r;
 		struct kcoll_ctrl *c;
-		unsigned int i;
-		u64 left;
+		int nsegs;
 
 		if (req->state == KCOLL_REQ_ACTIVE) {
 			active++;
 			continue;
 		}
-		if (active >= KCOLL_P2P_WINDOW || conn->sq_free < req->mem.nmrs + 1 +
+		if (active >= KCOLL_P2P_WINDOW || conn->sq_free < (int)req->mem.r->nchunks + 1 +
 		    KCOLL_SQ_RESERVE / 2)
 			return;
 		c = kcoll_ctrl_get(conn);
 		if (!c)
 			return;
-		for (i = 0; i < req->mem.nmrs; i++) {
-			struct ib_mr *mr = req->mem.mrs[i];
-			struct ib_reg_wr reg = {
-				.wr = {
-					.opcode = IB_WR_REG_MR,
-					.wr_cqe = &conn->wr_cqe,
-					.send_flags = IB_SEND_SIGNALED,
-				},
-				.mr = mr,
-				.key = mr->rkey,
-				.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
-			};
-
-			if (ib_post_send(conn->qp, &reg.wr, NULL)) {
-				list_add(&c->list, &conn->tx_free);
-				kcoll_req_complete(req, -EIO, 0);
-				return;
-			}
-			conn->sq_free--;
-			conn->last_tx = jiffies;
+		r = req->mem.r;
+		if (r->remote && !r->registered &&
+		    kcoll_region_post_reg(conn, r, &conn->wr_cqe) < 0) {
+			list_add(&c->list, &conn->tx_free);
+			kcoll_req_complete(req, -EIO, 0);
+			return;
 		}
 		m = c->msg;
 		m->type = KCOLL_MSG_CTS;
 		m->seq = cpu_to_be32(req->seq);
 		m->len = cpu_to_be64(req->mem.len);
-		m->nsegs = cpu_to_be16(req->mem.nmrs);
-		left = req->mem.len;
-		for (i = 0; i < req->mem.nmrs; i++) {
-			struct ib_mr *mr = req->mem.mrs[i];
-			u64 n = min_t(u64, left, mr->length);
-
-			m->segs[i].addr = cpu_to_be64(mr->iova);
-			m->segs[i].rkey = cpu_to_be32(mr->rkey);
-			m->segs[i].len = cpu_to_be32(n);
-			left -= n;
+		m->reserved1 = cpu_to_be64(req->tag);
+		nsegs = req->mem.len ? kcoll_region_segs(r, req->mem.offset, req->mem.len,
+							 m->segs, KCOLL_WIRE_MAX_SEGS) : 0;
+		if (nsegs < 0) {
+			list_add(&c->list, &conn->tx_free);
+			kcoll_req_complete(req, -EMSGSIZE, 0);
+			return;
 		}
-		if (kcoll_ctrl_post(conn, c, struct_size(m, segs, req->mem.nmrs))) {
+		m->nsegs = cpu_to_be16(nsegs);
+		if (kcoll_ctrl_post(conn, c, struct_size(m, segs, nsegs))) {
 			kcoll_req_complete(req, -EIO, 0);
 			return;
 		}
@@ -282,7 +198,7 @@ static void kcoll_p2p_announce(struct kcoll_conn *conn)
 static void kcoll_p2p_push(struct kcoll_conn *conn)
 {
 	struct kcoll_comm *comm = conn->comm;
-	u32 max_sge = min_t(u32, comm->dev->ibdev->attrs.max_send_sge, 16);
+	u32 max_sge = min_t(u32, comm->dev->ibdev->attrs.max_send_sge, KCOLL_MAX_SGE);
 	struct kcoll_req *req;
 	struct kcoll_cts *cts;
 
@@ -297,11 +213,16 @@ static void kcoll_p2p_push(struct kcoll_conn *conn)
 			kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
 			return;
 		}
+		if (be64_to_cpu(cts->msg.reserved1) != req->tag) {
+			pr_err_ratelimited("comm %llx rank %u: rank %u posted another operation (%llx, here %llx): the ranks' calls differ\n",
+					   comm->comm_id, comm->rank, conn->peer,
+					   be64_to_cpu(cts->msg.reserved1), req->tag);
+			kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+			return;
+		}
 		list_del(&cts->list);
 		req->cts = cts;		/* freed with the request */
 		req->state = KCOLL_REQ_ACTIVE;
-		req->cur = req->mem.sgt.sgl;
-		req->cur_off = 0;
 		if (req->mem.len > be64_to_cpu(req->cts->msg.len))
 			req->sent = req->mem.len;	/* nothing to write: DONE says EMSGSIZE */
 	}
@@ -310,26 +231,13 @@ static void kcoll_p2p_push(struct kcoll_conn *conn)
 		u64 seg_len = be32_to_cpu(seg->len);
 		u64 want = min3(seg_len - req->seg_off, req->mem.len - req->sent,
 				(u64)KCOLL_MAX_WR_BYTES);
-		struct ib_sge sges[16];
+		struct ib_sge sges[KCOLL_MAX_SGE];
 		struct ib_rdma_wr wr = {};
-		u64 bytes = 0;
-		u32 n = 0;
+		u64 bytes;
+		u32 n;
 
-		while (bytes < want && n < max_sge && req->cur) {
-			u64 avail = sg_dma_len(req->cur) - req->cur_off;
-			u64 take = min(avail, want - bytes);
-
-			sges[n].addr = sg_dma_address(req->cur) + req->cur_off;
-			sges[n].length = take;
-			sges[n].lkey = comm->pd->local_dma_lkey;
-			n++;
-			bytes += take;
-			req->cur_off += take;
-			if (req->cur_off == sg_dma_len(req->cur)) {
-				req->cur = sg_next(req->cur);
-				req->cur_off = 0;
-			}
-		}
+		n = kcoll_region_sges(req->mem.r, req->mem.offset + req->sent, want, sges, max_sge,
+				      comm->pd->local_dma_lkey, &bytes);
 		wr.wr.opcode = IB_WR_RDMA_WRITE;
 		wr.wr.wr_cqe = &conn->wr_cqe;
 		wr.wr.send_flags = IB_SEND_SIGNALED;
@@ -441,6 +349,9 @@ void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
 		return;
 	case KCOLL_MSG_NOP:
 		return;
+	case KCOLL_MSG_BUF:
+		kcoll_buf_rx(conn, msg, len);
+		return;
 	case KCOLL_MSG_DONE:
 		spin_lock_bh(&comm->lock);
 		req = list_first_entry_or_null(&conn->recvq, struct kcoll_req, qlist);
@@ -526,27 +437,28 @@ static int kcoll_p2p_check(const struct kcoll_p2p *arg, struct kcoll_comm *comm)
 	if (arg->flags & ~KCOLL_P2P_FLAGS || hweight32(dir) != 1 || arg->req || arg->result ||
 	    arg->reserved[0] || arg->reserved[1])
 		return -EINVAL;
-	if (arg->flags & KCOLL_P2P_BUF)
-		return -EOPNOTSUPP;	/* buffers: not in this version of the module yet */
-	if (arg->buf || arg->len > KCOLL_P2P_MAX_LEN)
+	if ((!(arg->flags & KCOLL_P2P_BUF) && arg->buf) || arg->len > KCOLL_P2P_MAX_LEN)
 		return -EINVAL;
 	if (arg->peer >= comm->nranks || arg->peer == comm->rank)
 		return -EINVAL;
 	return 0;
 }
 
-static struct kcoll_req *kcoll_req_alloc(struct kcoll_comm *comm, const struct kcoll_p2p *arg)
+/**
+ * kcoll_req_new - a request to or from rank @peer of @comm (it holds a comm reference, so
+ * that WAIT still reports it after a destroy)
+ */
+struct kcoll_req *kcoll_req_new(struct kcoll_comm *comm, u32 peer, bool send)
 {
 	struct kcoll_req *req = kzalloc(sizeof(*req), GFP_KERNEL);
 
 	if (!req)
 		return NULL;
 	kref_init(&req->ref);
-	/* A request outlives its comm's destroy in the file's request table: WAIT reports it. */
 	kcoll_comm_get(comm);
 	req->comm = comm;
-	req->conn = &comm->conns[arg->peer];
-	req->send = arg->flags & KCOLL_P2P_SEND;
+	req->conn = &comm->conns[peer];
+	req->send = send;
 	req->state = KCOLL_REQ_QUEUED;
 	INIT_LIST_HEAD(&req->qlist);
 	INIT_LIST_HEAD(&req->all);
@@ -555,7 +467,7 @@ static struct kcoll_req *kcoll_req_alloc(struct kcoll_comm *comm, const struct k
 }
 
 /* Queue @req on its connection; Return: 0 or the comm's sticky error. */
-static int kcoll_req_queue(struct kcoll_req *req)
+int kcoll_req_queue(struct kcoll_req *req)
 {
 	struct kcoll_comm *comm = req->comm;
 	struct kcoll_conn *conn = req->conn;
@@ -627,24 +539,34 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 	if (ret)
 		goto out_put_comm;
 
-	req = kcoll_req_alloc(comm, &arg);
+	req = kcoll_req_new(comm, arg.peer, arg.flags & KCOLL_P2P_SEND);
 	if (!req) {
 		ret = -ENOMEM;
 		goto out_put_comm;
 	}
-	ret = kcoll_mem_pin(comm, &req->mem, arg.addr, arg.len, !req->send);
-	if (!ret && !req->send)
-		ret = kcoll_mem_register(comm, &req->mem);
-	if (ret) {
-		kcoll_mem_release(comm, &req->mem, !req->send);
-		goto out_put_req;
+	if (arg.flags & KCOLL_P2P_BUF) {
+		req->mem.buf = kcoll_buf_use(comm, arg.buf, arg.addr, arg.len);
+		if (IS_ERR(req->mem.buf)) {
+			ret = PTR_ERR(req->mem.buf);
+			req->mem.buf = NULL;
+			goto out_put_req;
+		}
+		req->mem.r = &req->mem.buf->region;
+		req->mem.offset = arg.addr;
+		req->mem.len = arg.len;
+	} else {
+		ret = kcoll_mem_pin(comm, &req->mem, arg.addr, arg.len, !req->send);
+		if (ret) {
+			kcoll_mem_release(&req->mem);
+			goto out_put_req;
+		}
 	}
 
 	if (arg.flags & KCOLL_P2P_NONBLOCK) {
 		ret = xa_alloc_cyclic(&ctx->reqs, &id, req, xa_limit_31b, &ctx->next_req,
 				      GFP_KERNEL);
 		if (ret < 0) {
-			kcoll_mem_release(comm, &req->mem, !req->send);
+			kcoll_mem_release(&req->mem);
 			goto out_put_req;
 		}
 		req->id = id;
@@ -654,7 +576,7 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 	if (ret) {
 		if (req->id && xa_erase(&ctx->reqs, req->id))
 			kcoll_req_put(req);
-		kcoll_mem_release(comm, &req->mem, !req->send);
+		kcoll_mem_release(&req->mem);
 		goto out_put_req;
 	}
 	if (req->id) {
@@ -684,9 +606,16 @@ long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg)
 	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_WAIT_SIZE_VER0, uarg, &usize);
 	if (ret)
 		return ret;
-	if (arg.flags || arg.reserved0 || arg.reserved[0] || arg.reserved[1] ||
-	    !arg.req || arg.req > U32_MAX)
+	if (arg.flags || arg.reserved0 || arg.reserved[0] || arg.reserved[1] || !arg.req)
 		return -EINVAL;
+	if (arg.req > U32_MAX) {
+		/* A collective's request. */
+		ret = kcoll_coll_wait_ctx(ctx, &arg);
+		if (ret)
+			return ret;
+		arg.reserved0 = 0;
+		return kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
+	}
 	xa_lock(&ctx->reqs);
 	req = xa_load(&ctx->reqs, arg.req);
 	if (req && req->comm->handle == arg.comm)

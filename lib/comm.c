@@ -21,24 +21,6 @@
 
 #include "libkcoll_internal.h"
 
-struct kcoll_comm {
-	struct kcoll_handle *h;
-	int fd;
-	uint32_t handle;		/* the kernel's, on fd */
-	int rank;
-	int nranks;
-	uint64_t comm_id;
-};
-
-struct kcoll_buf {
-	int fd;
-	uint32_t comm;			/* communicator handle */
-	uint32_t handle;		/* buffer handle */
-	void *ptr;
-	size_t len;			/* as asked */
-	size_t map_len;			/* whole pages */
-};
-
 #define KCOLL_REQ_IDLE		0
 #define KCOLL_REQ_INFLIGHT	1
 
@@ -117,6 +99,7 @@ static int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id, int rank,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return kcoll_fail(-ENOMEM, "out of memory");
+	pthread_mutex_init(&c->lock, NULL);
 	memset(&cc, 0, sizeof(cc));
 	cc.size = sizeof(cc);
 	cc.comm_id = comm_id;
@@ -220,6 +203,12 @@ int kcoll_comm_destroy(struct kcoll_comm *c)
 	if (!c)
 		return 0;
 	err = kcoll_comm_ioctl(c, KCOLL_IOC_COMM_DESTROY, "KCOLL_IOC_COMM_DESTROY");
+	/* Buffers still mapped stay usable as memory; they forget the communicator. */
+	pthread_mutex_lock(&c->lock);
+	for (struct kcoll_buf *b = c->bufs; b; b = b->next)
+		b->c = NULL;
+	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 	return kcoll_err(err);
 }
@@ -479,8 +468,48 @@ int kcoll_buf_create(struct kcoll_comm *c, size_t len, struct kcoll_buf **out)
 		return kcoll_fail(err, "mmap of a %zu-byte kcoll buffer: %s", len,
 				  strerror(-err));
 	}
+	b->c = c;
+	pthread_mutex_lock(&c->lock);
+	b->next = c->bufs;
+	c->bufs = b;
+	pthread_mutex_unlock(&c->lock);
 	*out = b;
 	return 0;
+}
+
+struct kcoll_buf *kcoll_buf_find(struct kcoll_comm *c, const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+	struct kcoll_buf *b;
+
+	if (!p)
+		return NULL;
+	pthread_mutex_lock(&c->lock);
+	for (b = c->bufs; b; b = b->next) {
+		uintptr_t start = (uintptr_t)b->ptr;
+
+		if (a >= start && a - start <= b->len && len <= b->len - (a - start))
+			break;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return b;
+}
+
+static void kcoll_buf_unlink(struct kcoll_buf *b)
+{
+	struct kcoll_buf **pp;
+
+	if (!b->c)
+		return;
+	pthread_mutex_lock(&b->c->lock);
+	for (pp = &b->c->bufs; *pp; pp = &(*pp)->next) {
+		if (*pp == b) {
+			*pp = b->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&b->c->lock);
+	b->c = NULL;
 }
 
 void *kcoll_buf_ptr(const struct kcoll_buf *b)
@@ -500,10 +529,12 @@ int kcoll_buf_destroy(struct kcoll_buf *b)
 	kcoll_clear_error();
 	if (!b)
 		return 0;
-	err = kcoll_buf_ioctl_destroy(b->fd, b->comm, b->handle);
+	/* After its communicator's destroy the kernel has dropped the buffer already. */
+	err = b->c ? kcoll_buf_ioctl_destroy(b->fd, b->comm, b->handle) : 0;
 	/* In use by an operation in flight: nothing changes, the caller may try again. */
 	if (err == -EBUSY)
 		return kcoll_fail(err, "KCOLL_IOC_BUF_DESTROY: the buffer is in use");
+	kcoll_buf_unlink(b);
 	munmap(b->ptr, b->map_len);
 	free(b);
 	if (err)

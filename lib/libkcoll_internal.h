@@ -53,6 +53,7 @@ static inline int kcoll_err(int err)
 #define KCOLL_UID_OPTS_SZ_VER0		offsetofend(struct kcoll_uid_opts, flags)
 #define KCOLL_COMM_OPTS_SZ_VER0		offsetofend(struct kcoll_comm_opts, ifname)
 #define KCOLL_P2P_OPTS_SZ_VER0		offsetofend(struct kcoll_p2p_opts, flags)
+#define KCOLL_COLL_OPTS_SZ_VER0		offsetofend(struct kcoll_coll_opts, algo_used)
 
 #define KCOLL_HIDDEN	__attribute__((visibility("hidden")))
 
@@ -63,6 +64,38 @@ KCOLL_HIDDEN void kcoll_clear_error(void);
 KCOLL_HIDDEN void kcoll_set_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* kcoll_set_error() and return kcoll_err(@err). */
 KCOLL_HIDDEN int kcoll_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#include <pthread.h>
+
+struct kcoll_buf;
+
+struct kcoll_comm {
+	struct kcoll_handle *h;
+	int fd;
+	uint32_t handle;		/* the kernel's, on fd */
+	int rank;
+	int nranks;
+	uint64_t comm_id;
+	pthread_mutex_t lock;		/* guards @bufs */
+	struct kcoll_buf *bufs;		/* mapped buffers, for pointer lookup */
+};
+
+struct kcoll_buf {
+	int fd;
+	uint32_t comm;			/* communicator handle */
+	uint32_t handle;		/* buffer handle */
+	void *ptr;
+	size_t len;			/* as asked */
+	size_t map_len;			/* whole pages */
+	struct kcoll_comm *c;		/* NULL once the communicator is destroyed */
+	struct kcoll_buf *next;		/* in c->bufs */
+};
+
+/*
+ * The buffer of @c whose mapping holds [@p, @p + @len), or NULL: the collectives pass such
+ * memory as a zero-copy buffer region.
+ */
+KCOLL_HIDDEN struct kcoll_buf *kcoll_buf_find(struct kcoll_comm *c, const void *p, size_t len);
 
 /*
  * The unique id, all integers big-endian:

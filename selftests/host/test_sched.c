@@ -84,7 +84,7 @@ static const enum kcoll_dtype dk_dtype[DK_COUNT] = {
 
 struct trun {
 	enum kcoll_algo algo;
-	enum kcoll_coll coll;
+	enum kcoll_coll_type coll;
 	u32 p, root;
 	u64 count;
 	bool in_place;
@@ -106,7 +106,7 @@ struct trun {
 	char msg[700];
 };
 
-static bool is_red(enum kcoll_coll c)
+static bool is_red(enum kcoll_coll_type c)
 {
 	return c == KCOLL_COLL_REDUCE || c == KCOLL_COLL_ALLREDUCE ||
 	       c == KCOLL_COLL_REDUCE_SCATTER || c == KCOLL_COLL_REDUCE_SCATTERV;
@@ -684,20 +684,20 @@ out_sim:
 
 /* ---- sweep ---------------------------------------------------------------------------- */
 
-static bool is_vcoll(enum kcoll_coll c)
+static bool is_vcoll(enum kcoll_coll_type c)
 {
 	return c == KCOLL_COLL_ALLGATHERV || c == KCOLL_COLL_REDUCE_SCATTERV ||
 	       c == KCOLL_COLL_ALLTOALLV;
 }
 
-static bool is_rooted(enum kcoll_coll c)
+static bool is_rooted(enum kcoll_coll_type c)
 {
 	return c == KCOLL_COLL_BROADCAST || c == KCOLL_COLL_SCATTER || c == KCOLL_COLL_GATHER ||
 	       c == KCOLL_COLL_REDUCE;
 }
 
 /* count is the whole vector (else it is per rank / per block) */
-static bool is_vector(enum kcoll_coll c)
+static bool is_vector(enum kcoll_coll_type c)
 {
 	return c == KCOLL_COLL_BROADCAST || c == KCOLL_COLL_REDUCE || c == KCOLL_COLL_ALLREDUCE;
 }
@@ -707,7 +707,7 @@ static bool is_vector(enum kcoll_coll c)
  * meets everyone, Bruck all-to-all packs O(nranks) runs): simulating all ranks costs
  * nranks^2 whatever the count.
  */
-static bool is_quadratic(enum kcoll_algo a, enum kcoll_coll c)
+static bool is_quadratic(enum kcoll_algo a, enum kcoll_coll_type c)
 {
 	return a == KCOLL_ALGO_RING || a == KCOLL_ALGO_PAIRWISE ||
 	       (a == KCOLL_ALGO_BRUCK && c == KCOLL_COLL_ALLTOALL);
@@ -797,16 +797,16 @@ static int sweep(enum kcoll_algo algo, struct sweep_res *res)
 	for (c = 0; c < KCOLL_COLL_COUNT; c++) {
 		double tc = now_s();
 
-		if (!kcoll_sched_supports(algo, (enum kcoll_coll)c, false))
+		if (!kcoll_sched_supports(algo, (enum kcoll_coll_type)c, false))
 			continue;
 		if (c && getenv("KCOLL_SCHED_VERBOSE"))
 			ksft_print_msg("  ... %.2f s\n", tc - tprev);
 		tprev = tc;
 		if (getenv("KCOLL_SCHED_VERBOSE"))
 			ksft_print_msg("%s %s\n", kcoll_algo_name(algo),
-				       kcoll_coll_name((enum kcoll_coll)c));
+				       kcoll_coll_name((enum kcoll_coll_type)c));
 		for (p = 1; p <= pmax; p++) {
-			bool quadp = is_quadratic(algo, (enum kcoll_coll)c);
+			bool quadp = is_quadratic(algo, (enum kcoll_coll_type)c);
 			u32 v0, v1;
 
 			if (quadp && !full && p > quad && p != 200 && p != 256 && p != 257 &&
@@ -834,7 +834,7 @@ static int sweep(enum kcoll_algo algo, struct sweep_res *res)
 
 				memset(&t, 0, sizeof(t));
 				t.algo = algo;
-				t.coll = (enum kcoll_coll)c;
+				t.coll = (enum kcoll_coll_type)c;
 				t.p = p;
 				trng = 0x1234567ULL * (p + 1) + 77 * c + vi + algo * 1000003ULL;
 				set_variant(&t, vi, big);
@@ -942,11 +942,11 @@ TEST(support_matrix)
 		for (c = 0; c < KCOLL_COLL_COUNT; c++) {
 			bool want = m[i].colls & (1U << c);
 
-			EXPECT_EQ(want, kcoll_sched_supports(m[i].a, (enum kcoll_coll)c, false));
+			EXPECT_EQ(want, kcoll_sched_supports(m[i].a, (enum kcoll_coll_type)c, false));
 			EXPECT_EQ(want && c != KCOLL_COLL_BARRIER,
-				  kcoll_sched_supports(m[i].a, (enum kcoll_coll)c, true));
+				  kcoll_sched_supports(m[i].a, (enum kcoll_coll_type)c, true));
 			memset(&a, 0, sizeof(a));
-			a.coll = (enum kcoll_coll)c;
+			a.coll = (enum kcoll_coll_type)c;
 			a.nranks = 4;
 			a.rank = 1;
 			a.count = 3;
@@ -1041,11 +1041,11 @@ TEST(selection)
 			u64 bytes;
 
 			for (bytes = 0; bytes < (1ULL << 30); bytes = bytes * 8 + 1) {
-				enum kcoll_algo a = kcoll_sched_select((enum kcoll_coll)c, p, bytes,
+				enum kcoll_algo a = kcoll_sched_select((enum kcoll_coll_type)c, p, bytes,
 								       &t);
 
-				ASSERT_TRUE(kcoll_sched_supports(a, (enum kcoll_coll)c, false));
-				ASSERT_EQ(a, kcoll_sched_select((enum kcoll_coll)c, p, bytes, NULL));
+				ASSERT_TRUE(kcoll_sched_supports(a, (enum kcoll_coll_type)c, false));
+				ASSERT_EQ(a, kcoll_sched_select((enum kcoll_coll_type)c, p, bytes, NULL));
 			}
 		}
 	EXPECT_EQ(KCOLL_ALGO_RECDBL, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, 4, 8, &t));
@@ -1239,7 +1239,7 @@ static void mutate(void *ctx, u32 rank, struct kcoll_step *st, struct kcoll_sche
 	}
 }
 
-static int run_mutated(int kind, enum kcoll_algo algo, enum kcoll_coll coll, u32 p,
+static int run_mutated(int kind, enum kcoll_algo algo, enum kcoll_coll_type coll, u32 p,
 		       char *msg, size_t len)
 {
 	struct sweep_stats st;

@@ -1,0 +1,545 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Zero-copy collective buffers: pages the module owns, mapped into the creator's address
+ * space, DMA mapped and registered on the communicator's device, and announced to every
+ * peer (KCOLL_MSG_BUF) so that transfers and collectives move data in and out of them
+ * without pinning or registering anything per call.
+ *
+ * Creation is collective: every rank creates its buffers in the same order with the same
+ * length; a rank's create returns once every peer's announcement of the same buffer has
+ * arrived.  The pages are charged to RLIMIT_MEMLOCK of the creator's mm (CAP_IPC_LOCK
+ * bypasses the limit, as for mlock()), and the charge goes with the pages.
+ *
+ * Lifetime: destroy (or the communicator's shutdown) removes the device mappings, so the
+ * NIC never touches the pages again; the pages themselves are freed with the last
+ * reference, which a user mapping holds until munmap() or exit.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "kcoll.h"
+
+static void kcoll_buf_release(struct kref *ref)
+{
+	struct kcoll_buf *buf = container_of(ref, struct kcoll_buf, ref);
+	u32 i;
+
+	/* Every device mapping went with destroy or shutdown; only the pages are left. */
+	kcoll_region_release(&buf->region);
+	if (buf->charged)
+		account_locked_vm(buf->mm, buf->charged, false);
+	mmdrop(buf->mm);
+	if (buf->remote) {
+		for (i = 0; i < buf->comm->nranks; i++)
+			kfree(buf->remote[i]);
+		kfree(buf->remote);
+	}
+	kcoll_comm_put(buf->comm);
+	kfree(buf);
+}
+
+static void kcoll_buf_put(struct kcoll_buf *buf)
+{
+	kref_put(&buf->ref, kcoll_buf_release);
+}
+
+/* Mappings --------------------------------------------------------------------------- */
+
+static void kcoll_buf_vm_open(struct vm_area_struct *vma)
+{
+	struct kcoll_buf *buf = vma->vm_private_data;
+
+	kref_get(&buf->ref);
+}
+
+static void kcoll_buf_vm_close(struct vm_area_struct *vma)
+{
+	kcoll_buf_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct kcoll_buf_vm_ops = {
+	.open	= kcoll_buf_vm_open,
+	.close	= kcoll_buf_vm_close,
+};
+
+/**
+ * kcoll_buf_mmap - map a buffer: the offset is the mmap_offset BUF_CREATE returned
+ *
+ * Shared mappings only (a private one would copy on write, away from the buffer), of at
+ * most the buffer's pages.  Context: mmap_lock held for writing.
+ */
+int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma)
+{
+	unsigned long npages = vma_pages(vma);
+	struct kcoll_buf *buf;
+	int ret;
+
+	if (!(vma->vm_flags & VM_SHARED) || vma->vm_pgoff > U32_MAX)
+		return -EINVAL;
+	xa_lock(&ctx->maps);
+	buf = xa_load(&ctx->maps, vma->vm_pgoff);
+	if (buf)
+		kref_get(&buf->ref);
+	xa_unlock(&ctx->maps);
+	if (!buf)
+		return -ENOENT;
+	if (npages > buf->region.npages) {
+		kcoll_buf_put(buf);
+		return -EINVAL;
+	}
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vma->vm_private_data = buf;
+	vma->vm_ops = &kcoll_buf_vm_ops;
+	ret = vm_insert_pages(vma, vma->vm_start, buf->region.pages, &npages);
+	if (ret) {
+		/* close() is not called for a failed mmap: drop the reference here. */
+		vma->vm_private_data = NULL;
+		vma->vm_ops = NULL;
+		kcoll_buf_put(buf);
+	}
+	return ret;
+}
+
+/* Peers' announcements ---------------------------------------------------------------- */
+
+/**
+ * kcoll_buf_rx - a peer announced (part of) one of its buffers
+ *
+ * An announcement may span several messages: @status is the index of the first segment
+ * carried, @reserved1 the total.  Context: the connection's receive completion.
+ */
+void kcoll_buf_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
+{
+	struct kcoll_comm *comm = conn->comm;
+	u16 nsegs = be16_to_cpu(msg->nsegs);
+	u32 seq = be32_to_cpu(msg->seq), first = be32_to_cpu(msg->status);
+	u64 total = be64_to_cpu(msg->reserved1);
+	struct kcoll_peer_segs *ps, *fresh = NULL;
+
+	if (nsegs > KCOLL_WIRE_MAX_SEGS || len < struct_size(msg, segs, nsegs) || !total ||
+	    total > U16_MAX || first + nsegs > total)
+		goto bad;
+	fresh = kzalloc(struct_size(fresh, segs, total), GFP_KERNEL);
+	if (!fresh) {
+		kcoll_comm_fail(comm, -ENOMEM, conn->peer);
+		return;
+	}
+	spin_lock_bh(&comm->lock);
+	list_for_each_entry(ps, &conn->buf_early, list)
+		if (ps->seq == seq)
+			break;
+	if (list_entry_is_head(ps, &conn->buf_early, list)) {
+		ps = fresh;
+		fresh = NULL;
+		ps->seq = seq;
+		ps->len = be64_to_cpu(msg->len);
+		ps->nsegs = total;
+		list_add_tail(&ps->list, &conn->buf_early);
+	}
+	if (ps->nsegs != total || ps->have + nsegs > total) {
+		spin_unlock_bh(&comm->lock);
+		kfree(fresh);
+		goto bad;
+	}
+	memcpy(ps->segs + first, msg->segs, flex_array_size(msg, segs, nsegs));
+	ps->have += nsegs;
+	wake_up_all(&comm->wq);
+	spin_unlock_bh(&comm->lock);
+	kfree(fresh);
+	return;
+bad:
+	pr_err_ratelimited("comm %llx rank %u: malformed buffer announcement from rank %u\n",
+			   comm->comm_id, comm->rank, conn->peer);
+	kcoll_comm_fail(comm, -EPROTO, conn->peer);
+}
+
+/* Post the announcement of @buf on @conn, in as many messages as its segments need. */
+static int kcoll_buf_announce(struct kcoll_buf *buf, struct kcoll_conn *conn,
+			      struct kcoll_wire_seg *segs, u32 nsegs, unsigned long deadline)
+{
+	struct kcoll_comm *comm = buf->comm;
+	u32 first = 0;
+
+	while (first < nsegs || !nsegs) {
+		u32 n = min_t(u32, nsegs - first, KCOLL_WIRE_MAX_SEGS);
+		struct kcoll_wire_msg *m;
+		struct kcoll_ctrl *c;
+		int ret;
+
+		spin_lock_bh(&comm->lock);
+		if (comm->state != KCOLL_COMM_READY) {
+			ret = comm->error ? comm->error : -ENOTCONN;
+			spin_unlock_bh(&comm->lock);
+			return ret;
+		}
+		c = kcoll_ctrl_get(conn);
+		if (!c) {
+			/* Every control slot in flight: they come back within a round trip. */
+			spin_unlock_bh(&comm->lock);
+			if (time_after(jiffies, deadline))
+				return -ETIMEDOUT;
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			usleep_range(100, 1000);
+			continue;
+		}
+		m = c->msg;
+		m->type = KCOLL_MSG_BUF;
+		m->seq = cpu_to_be32(buf->seq);
+		m->len = cpu_to_be64(buf->len);
+		m->status = cpu_to_be32(first);
+		m->reserved1 = cpu_to_be64(nsegs);
+		m->nsegs = cpu_to_be16(n);
+		memcpy(m->segs, segs + first, n * sizeof(*segs));
+		ret = kcoll_ctrl_post(conn, c, struct_size(m, segs, n));
+		spin_unlock_bh(&comm->lock);
+		if (ret)
+			return ret;
+		first += n;
+		if (!nsegs)
+			break;
+	}
+	return 0;
+}
+
+/* Whether every peer's announcement of buffer @seq is complete.  Context: comm->lock. */
+static bool kcoll_buf_all_announced(struct kcoll_comm *comm, u32 seq)
+{
+	struct kcoll_peer_segs *ps;
+	u32 i;
+
+	lockdep_assert_held(&comm->lock);
+	if (comm->state != KCOLL_COMM_READY)
+		return true;	/* no point waiting */
+	for (i = 0; i < comm->nranks; i++) {
+		bool found = false;
+
+		if (i == comm->rank)
+			continue;
+		list_for_each_entry(ps, &comm->conns[i].buf_early, list) {
+			if (ps->seq == seq && ps->have == ps->nsegs) {
+				found = true;
+				break;
+			}
+		}
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Announce @buf to every peer and collect theirs.  A peer's buffer of another length is
+ * -EINVAL on both sides; a peer that does not create its buffer within op_timeout_ms fails
+ * the communicator (its buffer sequence would no longer match ours).
+ */
+static int kcoll_buf_exchange(struct kcoll_buf *buf)
+{
+	struct kcoll_comm *comm = buf->comm;
+	unsigned long deadline = jiffies + msecs_to_jiffies(kcoll_op_timeout_ms);
+	struct kcoll_region *r = &buf->region;
+	struct kcoll_wire_seg *segs;
+	int nsegs, ret = 0;
+	long left;
+	u32 i;
+
+	segs = kvmalloc_array(r->nchunks, sizeof(*segs), GFP_KERNEL);
+	buf->remote = kcalloc(comm->nranks, sizeof(*buf->remote), GFP_KERNEL);
+	if (!segs || !buf->remote) {
+		kvfree(segs);
+		return -ENOMEM;
+	}
+	nsegs = kcoll_region_segs(r, 0, (u64)r->npages << PAGE_SHIFT, segs, r->nchunks);
+	for (i = 0; i < comm->nranks && nsegs >= 0 && !ret; i++)
+		if (i != comm->rank)
+			ret = kcoll_buf_announce(buf, &comm->conns[i], segs, nsegs, deadline);
+	kvfree(segs);
+	if (nsegs < 0)
+		ret = nsegs;
+	if (ret)
+		goto out_fail;
+
+	left = wait_event_killable_timeout(comm->wq, ({
+		bool done;
+
+		spin_lock_bh(&comm->lock);
+		done = kcoll_buf_all_announced(comm, buf->seq);
+		spin_unlock_bh(&comm->lock);
+		done; }), max_t(long, deadline - jiffies, 1));
+	if (left <= 0) {
+		ret = left ? -EINTR : -ETIMEDOUT;
+		goto out_fail;
+	}
+	spin_lock_bh(&comm->lock);
+	if (comm->state != KCOLL_COMM_READY)
+		ret = comm->error ? comm->error : -ENOTCONN;
+	for (i = 0; i < comm->nranks && !ret; i++) {
+		struct kcoll_peer_segs *ps;
+
+		if (i == comm->rank)
+			continue;
+		list_for_each_entry(ps, &comm->conns[i].buf_early, list) {
+			if (ps->seq == buf->seq) {
+				list_del(&ps->list);
+				buf->remote[i] = ps;
+				if (ps->len != buf->len)
+					ret = -EINVAL;
+				break;
+			}
+		}
+	}
+	spin_unlock_bh(&comm->lock);
+	if (ret == -EINVAL)
+		pr_info_ratelimited("comm %llx rank %u: buffer %u: the ranks' lengths differ\n",
+				    comm->comm_id, comm->rank, buf->seq);
+	return ret;
+
+out_fail:
+	if (ret == -ETIMEDOUT || ret == -EINTR)
+		kcoll_comm_fail(comm, ret, U32_MAX);
+	return ret;
+}
+
+/* Create and destroy ------------------------------------------------------------------ */
+
+static struct kcoll_buf *kcoll_buf_alloc(struct kcoll_ctx *ctx, struct kcoll_comm *comm,
+					 u64 len)
+{
+	struct kcoll_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	unsigned long npages = DIV_ROUND_UP_ULL(len, PAGE_SIZE);
+	int ret;
+
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&buf->ref);
+	kcoll_comm_get(comm);
+	buf->comm = comm;
+	buf->len = len;
+	mmgrab(ctx->mm);
+	buf->mm = ctx->mm;
+	atomic_set(&buf->busy, 0);
+	ret = account_locked_vm(ctx->mm, npages, true);
+	if (!ret) {
+		buf->charged = npages;
+		ret = kcoll_region_alloc(&buf->region, len, __GFP_ZERO);
+	}
+	if (ret) {
+		kcoll_buf_put(buf);
+		return ERR_PTR(ret);
+	}
+	return buf;
+}
+
+/* Remove @buf's device mappings: no transfer uses it (busy is 0) or can start. */
+static void kcoll_buf_unmap(struct kcoll_buf *buf)
+{
+	if (!buf->unmapped) {
+		kcoll_region_unmap(&buf->region);
+		buf->unmapped = true;
+	}
+}
+
+long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg)
+{
+	struct kcoll_buf_create arg;
+	struct kcoll_comm *comm;
+	struct kcoll_buf *buf;
+	u32 usize, handle;
+	int ret;
+
+	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_BUF_CREATE_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags || arg.handle || arg.mmap_offset || arg.reserved[0] || arg.reserved[1] ||
+	    !arg.length || arg.length > (u64)kcoll_max_buf_mb << 20)
+		return -EINVAL;
+	comm = kcoll_comm_lookup(ctx, arg.comm);
+	if (!comm)
+		return -ENOENT;
+	buf = kcoll_buf_alloc(ctx, comm, arg.length);
+	if (IS_ERR(buf)) {
+		ret = PTR_ERR(buf);
+		goto out_put_comm;
+	}
+
+	mutex_lock(&comm->teardown_mutex);
+	spin_lock_bh(&comm->lock);
+	ret = comm->state == KCOLL_COMM_READY ? 0 : (comm->error ? comm->error : -ENOTCONN);
+	spin_unlock_bh(&comm->lock);
+	if (!ret && comm->shut)
+		ret = -ENOTCONN;
+	if (ret)
+		goto out_unlock;
+	ret = kcoll_region_map(comm, &buf->region, comm->nranks > 1, true);
+	if (!ret)
+		ret = kcoll_region_register(comm, &buf->region);
+	if (ret)
+		goto out_unmap;
+	buf->seq = comm->nbufs++;
+	if (comm->nranks > 1) {
+		ret = kcoll_buf_exchange(buf);
+		if (ret)
+			goto out_unmap;
+	}
+	ret = xa_alloc(&comm->bufs, &handle, buf, xa_limit_31b, GFP_KERNEL);
+	if (ret)
+		goto out_unmap;
+	buf->handle = handle;
+	kref_get(&buf->ref);	/* the mmap table's */
+	ret = xa_alloc_cyclic(&ctx->maps, &buf->cookie, buf, xa_limit_31b, &ctx->next_map,
+			      GFP_KERNEL);
+	if (ret < 0) {
+		kcoll_buf_put(buf);
+		xa_erase(&comm->bufs, handle);
+		goto out_unmap;
+	}
+	mutex_unlock(&comm->teardown_mutex);
+
+	arg.handle = handle;
+	arg.mmap_offset = (u64)buf->cookie << PAGE_SHIFT;
+	ret = kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
+	/* On -EFAULT the buffer stays until its communicator is destroyed. */
+	goto out_put_comm;
+
+out_unmap:
+	kcoll_buf_unmap(buf);
+out_unlock:
+	mutex_unlock(&comm->teardown_mutex);
+	kcoll_buf_put(buf);
+out_put_comm:
+	kcoll_comm_put(comm);
+	return ret;
+}
+
+/* Take @buf out of its comm's table; its mmap cookie out of the ctx's.  teardown_mutex. */
+static void kcoll_buf_forget(struct kcoll_ctx *ctx, struct kcoll_buf *buf)
+{
+	lockdep_assert_held(&buf->comm->teardown_mutex);
+	kcoll_buf_unmap(buf);
+	if (xa_erase(&ctx->maps, buf->cookie) == buf)
+		kcoll_buf_put(buf);
+	kcoll_buf_put(buf);	/* the comm table's */
+}
+
+long kcoll_ioctl_buf_destroy(struct kcoll_ctx *ctx, void __user *uarg)
+{
+	struct kcoll_comm *comm;
+	struct kcoll_buf_arg arg;
+	struct kcoll_buf *buf;
+	u32 usize;
+	int ret;
+
+	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_BUF_ARG_SIZE_VER0, uarg, &usize);
+	if (ret)
+		return ret;
+	if (arg.flags)
+		return -EINVAL;
+	comm = kcoll_comm_lookup(ctx, arg.comm);
+	if (!comm)
+		return -ENOENT;
+	mutex_lock(&comm->teardown_mutex);
+	xa_lock(&comm->bufs);
+	buf = xa_load(&comm->bufs, arg.handle);
+	if (!buf)
+		ret = -ENOENT;
+	else if (atomic_read(&buf->busy))
+		ret = -EBUSY;
+	else
+		__xa_erase(&comm->bufs, arg.handle);
+	xa_unlock(&comm->bufs);
+	if (!ret)
+		kcoll_buf_forget(ctx, buf);
+	mutex_unlock(&comm->teardown_mutex);
+	kcoll_comm_put(comm);
+	return ret;
+}
+
+/**
+ * kcoll_buf_use - hold buffer @handle of @comm for a transfer of [@off, @off + @len)
+ *
+ * Return: the buffer (a reference and a busy count: kcoll_buf_unuse()), or ERR_PTR of
+ * -ENOENT (no such buffer), -ERANGE (the range leaves the buffer), -ENOTCONN (the
+ * communicator shut down).
+ */
+struct kcoll_buf *kcoll_buf_use(struct kcoll_comm *comm, u32 handle, u64 off, u64 len)
+{
+	struct kcoll_buf *buf;
+	int ret = 0;
+
+	xa_lock(&comm->bufs);
+	buf = xa_load(&comm->bufs, handle);
+	if (!buf)
+		ret = -ENOENT;
+	else if (off > buf->len || len > buf->len - off)
+		ret = -ERANGE;
+	else if (READ_ONCE(buf->unmapped))
+		ret = -ENOTCONN;
+	if (!ret) {
+		atomic_inc(&buf->busy);
+		kref_get(&buf->ref);
+	}
+	xa_unlock(&comm->bufs);
+	return ret ? ERR_PTR(ret) : buf;
+}
+
+void kcoll_buf_unuse(struct kcoll_buf *buf)
+{
+	atomic_dec(&buf->busy);
+	kcoll_buf_put(buf);
+}
+
+/**
+ * kcoll_buf_shutdown - communicator shutdown: remove every buffer's device mappings
+ *
+ * Nothing uses them any more (shutdown waited for every request).  The buffers stay in
+ * the tables until destroy.  Context: teardown_mutex held.
+ */
+void kcoll_buf_shutdown(struct kcoll_comm *comm)
+{
+	struct kcoll_buf *buf;
+	unsigned long h;
+	u32 i;
+
+	lockdep_assert_held(&comm->teardown_mutex);
+	xa_for_each(&comm->bufs, h, buf)
+		kcoll_buf_unmap(buf);
+	spin_lock_bh(&comm->lock);
+	for (i = 0; i < comm->nranks; i++) {
+		struct kcoll_peer_segs *ps, *tmp;
+
+		list_for_each_entry_safe(ps, tmp, &comm->conns[i].buf_early, list) {
+			list_del(&ps->list);
+			kfree(ps);
+		}
+	}
+	spin_unlock_bh(&comm->lock);
+}
+
+/* Communicator destroy: drop every buffer of it (mappings keep their pages). */
+void kcoll_buf_drop_all(struct kcoll_comm *comm)
+{
+	struct kcoll_buf *buf;
+	unsigned long h;
+
+	mutex_lock(&comm->teardown_mutex);
+	xa_for_each(&comm->bufs, h, buf) {
+		xa_erase(&comm->bufs, h);
+		kcoll_buf_forget(comm->ctx, buf);
+	}
+	mutex_unlock(&comm->teardown_mutex);
+}
+
+/* File release: drop the mmap table's references (after every comm is destroyed). */
+void kcoll_ctx_drop_maps(struct kcoll_ctx *ctx)
+{
+	struct kcoll_buf *buf;
+	unsigned long id;
+
+	xa_for_each(&ctx->maps, id, buf) {
+		if (xa_erase(&ctx->maps, id) == buf)
+			kcoll_buf_put(buf);
+	}
+}

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Memory regions: the pages an operation or a buffer moves data in and out of.
+ *
+ * A region is a run of pages (pinned user pages, or pages the module allocated) seen three
+ * ways at once:
+ *  - by the NIC for local access: a DMA address per page (@dma), from which RDMA WRITE
+ *    scatter/gather lists are built (kcoll_region_sges());
+ *  - by peers for remote writes: FRWR memory regions, one per chunk of up to 512 pages
+ *    (@chunks), announced in CTS segments (kcoll_region_segs());
+ *  - by the CPU (reductions, local copies): a vmap() of the pages (@vaddr).
+ * Remote access has page granularity: the bytes of the first and last page outside
+ * [0, @len) are writable by the communicator's peers while the region is registered.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "kcoll.h"
+
+/* Pages per memory registration (also bounded by the device's fast-reg page list). */
+#define KCOLL_REGION_MR_PAGES	512
+/* Allocation order tried first for module-owned pages: physically contiguous runs merge
+ * into fewer scatter/gather entries. */
+#define KCOLL_REGION_ORDER	4
+
+static u32 kcoll_region_mr_pages(struct kcoll_comm *comm)
+{
+	return min_t(u32, comm->dev->ibdev->attrs.max_fast_reg_page_list_len,
+		     KCOLL_REGION_MR_PAGES);
+}
+
+/**
+ * kcoll_region_pin - pin user memory for an operation
+ * @r:		zeroed region
+ * @uaddr, @len: the user range (@len may be 0: an empty region)
+ * @write:	the operation writes into it
+ *
+ * Return: 0, -EFAULT (bad range) or -ENOMEM.
+ */
+int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write)
+{
+	unsigned long first = uaddr >> PAGE_SHIFT;
+	unsigned int npages, done = 0;
+	int ret;
+
+	r->len = len;
+	r->write = write;
+	if (!len)
+		return 0;
+	if (uaddr + len < uaddr || ((uaddr + len - 1) >> PAGE_SHIFT) - first >= INT_MAX)
+		return -EFAULT;
+	npages = ((uaddr + len - 1) >> PAGE_SHIFT) - first + 1;
+	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL);
+	if (!r->pages)
+		return -ENOMEM;
+	while (done < npages) {
+		ret = pin_user_pages_fast((first + done) << PAGE_SHIFT, npages - done,
+					  write ? FOLL_WRITE | FOLL_LONGTERM : FOLL_LONGTERM,
+					  r->pages + done);
+		if (ret <= 0) {
+			unpin_user_pages(r->pages, done);
+			kvfree(r->pages);
+			r->pages = NULL;
+			return ret == -ENOMEM ? -ENOMEM : -EFAULT;
+		}
+		done += ret;
+	}
+	r->npages = npages;
+	r->first_off = uaddr & ~PAGE_MASK;
+	r->pinned = true;
+	return 0;
+}
+
+/**
+ * kcoll_region_alloc - module-owned pages for a buffer or scratch memory
+ * @r:		zeroed region
+ * @len:	bytes (rounded up to pages)
+ * @gfp:	extra allocation flags (__GFP_ZERO for memory that reaches userspace)
+ *
+ * The pages are order-0 (split_page()), so they can be inserted into a user mapping.
+ */
+int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
+{
+	unsigned int npages = DIV_ROUND_UP_ULL(len, PAGE_SIZE), done = 0, i;
+
+	r->len = len;
+	r->write = true;
+	if (!len)
+		return 0;
+	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL);
+	if (!r->pages)
+		return -ENOMEM;
+	while (done < npages) {
+		unsigned int order = min_t(unsigned int, KCOLL_REGION_ORDER,
+					   ilog2(npages - done));
+		struct page *page = NULL;
+
+		for (; !page; order--) {
+			page = alloc_pages(GFP_KERNEL | gfp | (order ? __GFP_NORETRY |
+							       __GFP_NOWARN : 0), order);
+			if (page || !order)
+				break;
+		}
+		if (!page) {
+			for (i = 0; i < done; i++)
+				__free_page(r->pages[i]);
+			kvfree(r->pages);
+			r->pages = NULL;
+			return -ENOMEM;
+		}
+		if (order)
+			split_page(page, order);
+		for (i = 0; i < (1U << order); i++)
+			r->pages[done++] = page + i;
+	}
+	r->npages = npages;
+	return 0;
+}
+
+/**
+ * kcoll_region_map - DMA-map a region on its communicator's device
+ * @comm:	communicator (its device and PD)
+ * @r:		region with pages
+ * @remote:	peers write into it: allocate and map the FRWR registrations
+ * @cpu:	the CPU reads or writes it: vmap() it
+ *
+ * The registrations still have to be posted (kcoll_region_post_reg()) before their keys
+ * are announced.
+ */
+int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote, bool cpu)
+{
+	struct ib_device *ibdev = comm->dev->ibdev;
+	u32 per = kcoll_region_mr_pages(comm);
+	unsigned int i, nchunks;
+	int ret;
+
+	if (!r->npages)
+		return 0;
+	nchunks = DIV_ROUND_UP(r->npages, per);
+	r->chunks = kvcalloc(nchunks, sizeof(*r->chunks), GFP_KERNEL);
+	r->dma = kvmalloc_array(r->npages, sizeof(*r->dma), GFP_KERNEL);
+	if (!r->chunks || !r->dma)
+		return -ENOMEM;
+	r->ibdev = ibdev;
+	for (i = 0; i < nchunks; i++) {
+		struct kcoll_region_chunk *ch = &r->chunks[i];
+		unsigned int first = i * per, n = min(per, r->npages - first), p = first;
+		struct sg_dma_page_iter it;
+
+		ret = sg_alloc_table_from_pages(&ch->sgt, r->pages + first, n, 0,
+						(unsigned long)n << PAGE_SHIFT, GFP_KERNEL);
+		if (ret)
+			return ret;
+		r->nchunks++;
+		ret = ib_dma_map_sgtable_attrs(ibdev, &ch->sgt, DMA_BIDIRECTIONAL, 0);
+		if (ret) {
+			sg_free_table(&ch->sgt);
+			r->nchunks--;
+			return ret;
+		}
+		for_each_sgtable_dma_page(&ch->sgt, &it, 0)
+			r->dma[p++] = sg_page_iter_dma_address(&it);
+		if (!remote)
+			continue;
+		ch->mr = ib_alloc_mr(comm->pd, IB_MR_TYPE_MEM_REG, n);
+		if (IS_ERR(ch->mr)) {
+			ret = PTR_ERR(ch->mr);
+			ch->mr = NULL;
+			return ret;
+		}
+		ret = ib_map_mr_sg(ch->mr, ch->sgt.sgl, ch->sgt.nents, NULL, PAGE_SIZE);
+		if (ret != ch->sgt.nents)
+			return ret < 0 ? ret : -EINVAL;
+	}
+	if (cpu) {
+		r->vaddr = vmap(r->pages, r->npages, VM_MAP, PAGE_KERNEL);
+		if (!r->vaddr)
+			return -ENOMEM;
+	}
+	r->remote = remote;
+	return 0;
+}
+
+/* Undo kcoll_region_map(): registrations, DMA mappings, vmap.  The pages stay. */
+void kcoll_region_unmap(struct kcoll_region *r)
+{
+	unsigned int i;
+
+	if (r->vaddr) {
+		vunmap(r->vaddr);
+		r->vaddr = NULL;
+	}
+	for (i = 0; i < r->nchunks; i++) {
+		struct kcoll_region_chunk *ch = &r->chunks[i];
+
+		if (ch->mr)
+			ib_dereg_mr(ch->mr);
+		ib_dma_unmap_sgtable_attrs(r->ibdev, &ch->sgt, DMA_BIDIRECTIONAL, 0);
+		sg_free_table(&ch->sgt);
+	}
+	kvfree(r->chunks);
+	r->chunks = NULL;
+	r->nchunks = 0;
+	kvfree(r->dma);
+	r->dma = NULL;
+	r->remote = false;
+	r->registered = false;
+}
+
+/* Undo everything: unmap, then unpin (marking written pages dirty) or free the pages. */
+void kcoll_region_release(struct kcoll_region *r)
+{
+	unsigned int i;
+
+	kcoll_region_unmap(r);
+	if (!r->pages)
+		return;
+	if (r->pinned) {
+		unpin_user_pages_dirty_lock(r->pages, r->npages, r->write);
+	} else {
+		for (i = 0; i < r->npages; i++)
+			__free_page(r->pages[i]);
+	}
+	kvfree(r->pages);
+	r->pages = NULL;
+	r->npages = 0;
+}
+
+/**
+ * kcoll_region_post_reg - post the REG_MR work requests of a region on a connection
+ * @conn:	an established connection of the region's communicator
+ * @r:		mapped region with registrations
+ * @cqe:	completion for each work request
+ *
+ * Work requests on one send queue execute in order, so a CTS posted after these on the
+ * same connection only reaches the peer once the keys are valid.
+ *
+ * Context: comm->lock held; the caller checked that @conn has r->nchunks free send slots.
+ * Return: work requests posted (r->nchunks), or a negative errno.
+ */
+int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struct ib_cqe *cqe)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&conn->comm->lock);
+	for (i = 0; i < r->nchunks; i++) {
+		struct ib_mr *mr = r->chunks[i].mr;
+		struct ib_reg_wr reg = {
+			.wr = {
+				.opcode = IB_WR_REG_MR,
+				.wr_cqe = cqe,
+				.send_flags = IB_SEND_SIGNALED,
+			},
+			.mr = mr,
+			.key = mr->rkey,
+			.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+		};
+
+		if (ib_post_send(conn->qp, &reg.wr, NULL))
+			return -EIO;
+		conn->sq_free--;
+		conn->last_tx = jiffies;
+	}
+	r->registered = true;
+	return i;
+}
+
+struct kcoll_regwait {
+	struct ib_cqe cqe;
+	struct kcoll_conn *conn;
+	atomic_t pending;
+	int status;
+	struct completion done;
+};
+
+static void kcoll_regwait_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kcoll_regwait *w = container_of(wc->wr_cqe, struct kcoll_regwait, cqe);
+	struct kcoll_comm *comm = w->conn->comm;
+
+	spin_lock_bh(&comm->lock);
+	w->conn->sq_free++;
+	if (wc->status != IB_WC_SUCCESS)
+		w->status = -EIO;
+	spin_unlock_bh(&comm->lock);
+	if (atomic_dec_and_test(&w->pending))
+		complete(&w->done);
+}
+
+/**
+ * kcoll_region_register - make a region's keys valid before announcing them on any
+ * connection: post its REG_MRs on one established connection and wait for them
+ *
+ * Return: 0, the communicator's error, or -EIO.
+ */
+int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
+{
+	struct kcoll_regwait w = { .cqe.done = kcoll_regwait_done };
+	struct kcoll_conn *conn = NULL;
+	int ret = 0;
+	u32 i;
+
+	if (!r->remote || r->registered || !r->nchunks)
+		return 0;
+	init_completion(&w.done);
+	atomic_set(&w.pending, 1);
+	spin_lock_bh(&comm->lock);
+	for (i = 0; i < comm->nranks && !conn; i++)
+		if (i != comm->rank && comm->conns[i].state == KCOLL_CONN_UP)
+			conn = &comm->conns[i];
+	if (comm->state != KCOLL_COMM_READY || !conn) {
+		ret = comm->error ? comm->error : -ENOTCONN;
+	} else if (conn->sq_free < (int)r->nchunks + 8) {
+		ret = -ENOBUFS;
+	} else {
+		w.conn = conn;
+		atomic_add(r->nchunks, &w.pending);
+		ret = kcoll_region_post_reg(conn, r, &w.cqe);
+		if (ret >= 0) {
+			ret = 0;
+		} else {
+			/* Nothing or part posted: the posted ones complete (or flush) anyway. */
+			kcoll_comm_set_error_locked(comm, ret, conn->peer);
+		}
+	}
+	spin_unlock_bh(&comm->lock);
+	if (ret == -ENOBUFS)
+		return -ENOBUFS;
+	if (w.conn) {
+		/* Our own initial count; then every posted WR's completion (success or flush). */
+		if (!atomic_dec_and_test(&w.pending))
+			wait_for_completion(&w.done);
+		if (!ret && w.status)
+			ret = w.status;
+	}
+	return ret;
+}
+
+/**
+ * kcoll_region_segs - the remote segments covering [@off, @off + @len) of a region
+ * @r:		registered region
+ * @segs:	output, big endian, at most @max entries
+ *
+ * Return: the number of segments, or -E2BIG when more than @max would be needed.
+ */
+int kcoll_region_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_seg *segs,
+		      unsigned int max)
+{
+	u64 pos = off + r->first_off, end = pos + len;
+	unsigned int n = 0;
+
+	while (pos < end) {
+		unsigned int c = pos >> PAGE_SHIFT;
+		struct kcoll_region_chunk *ch;
+		u64 base, chunk_end;
+
+		/* Chunks cover equal page counts except the last. */
+		c /= r->chunk_pages;
+		ch = &r->chunks[c];
+		base = (u64)c * r->chunk_pages << PAGE_SHIFT;
+		chunk_end = min_t(u64, end, base + ch->mr->length);
+		if (n == max)
+			return -E2BIG;
+		segs[n].addr = cpu_to_be64(ch->mr->iova + (pos - base));
+		segs[n].rkey = cpu_to_be32(ch->mr->rkey);
+		segs[n].len = cpu_to_be32(chunk_end - pos);
+		n++;
+		pos = chunk_end;
+	}
+	return n;
+}
+
+/**
+ * kcoll_region_sges - local scatter/gather entries for [@off, @off + @bytes) of a region
+ * @r, @off:	region and byte offset
+ * @bytes:	at most this many bytes
+ * @sges:	output, at most @max entries
+ * @lkey:	the PD's local DMA key
+ * @taken:	bytes covered by the entries written
+ *
+ * Return: the number of entries.  Contiguous pages merge into one entry.
+ */
+unsigned int kcoll_region_sges(struct kcoll_region *r, u64 off, u64 bytes, struct ib_sge *sges,
+			       unsigned int max, u32 lkey, u64 *taken)
+{
+	u64 pos = off + r->first_off, end = pos + bytes;
+	unsigned int n = 0;
+
+	while (pos < end) {
+		unsigned long pg = pos >> PAGE_SHIFT;
+		u64 in_page = pos & ~PAGE_MASK;
+		u64 take = min_t(u64, PAGE_SIZE - in_page, end - pos);
+		u64 addr = r->dma[pg] + in_page;
+
+		if (n && sges[n - 1].addr + sges[n - 1].length == addr &&
+		    sges[n - 1].length + take <= U32_MAX) {
+			sges[n - 1].length += take;
+		} else {
+			if (n == max)
+				break;
+			sges[n].addr = addr;
+			sges[n].length = take;
+			sges[n].lkey = lkey;
+			n++;
+		}
+		pos += take;
+	}
+	*taken = pos - off - r->first_off;
+	return n;
+}
+
+/* The CPU's view of byte @off of a region mapped with @cpu. */
+void *kcoll_region_ptr(struct kcoll_region *r, u64 off)
+{
+	return r->vaddr + r->first_off + off;
+}
