@@ -7,8 +7,9 @@
  *
  * Creation is collective: every rank creates its buffers in the same order with the same
  * length; a rank's create returns once every peer's announcement of the same buffer has
- * arrived.  The pages are charged to RLIMIT_MEMLOCK of the creator's mm (CAP_IPC_LOCK
- * bypasses the limit, as for mlock()), and the charge goes with the pages.
+ * arrived.  The pages are charged to the creator's mm (pinned_vm, like RDMA memory
+ * registrations) against RLIMIT_MEMLOCK (CAP_IPC_LOCK bypasses the limit), and the charge
+ * goes with the pages.
  *
  * Lifetime: destroy (or the communicator's shutdown) removes the device mappings, so the
  * NIC never touches the pages again; the pages themselves are freed with the last
@@ -16,7 +17,9 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 
@@ -30,7 +33,7 @@ static void kcoll_buf_release(struct kref *ref)
 	/* Every device mapping went with destroy or shutdown; only the pages are left. */
 	kcoll_region_release(&buf->region);
 	if (buf->charged)
-		account_locked_vm(buf->mm, buf->charged, false);
+		atomic64_sub(buf->charged, &buf->mm->pinned_vm);
 	mmdrop(buf->mm);
 	if (buf->remote) {
 		for (i = 0; i < buf->comm->nranks; i++)
@@ -305,6 +308,22 @@ out_fail:
 
 /* Create and destroy ------------------------------------------------------------------ */
 
+/*
+ * Charge @npages to @mm's pinned_vm against RLIMIT_MEMLOCK, as ib_umem does for user
+ * registrations: lock-free, so the uncharge can run in a mapping's close() under mmap_lock.
+ */
+static int kcoll_buf_charge(struct mm_struct *mm, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	u64 now = atomic64_add_return(npages, &mm->pinned_vm);
+
+	if (now > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static struct kcoll_buf *kcoll_buf_alloc(struct kcoll_ctx *ctx, struct kcoll_comm *comm,
 					 u64 len)
 {
@@ -321,7 +340,7 @@ static struct kcoll_buf *kcoll_buf_alloc(struct kcoll_ctx *ctx, struct kcoll_com
 	mmgrab(ctx->mm);
 	buf->mm = ctx->mm;
 	atomic_set(&buf->busy, 0);
-	ret = account_locked_vm(ctx->mm, npages, true);
+	ret = kcoll_buf_charge(ctx->mm, npages);
 	if (!ret) {
 		buf->charged = npages;
 		ret = kcoll_region_alloc(&buf->region, len, __GFP_ZERO);

@@ -145,6 +145,7 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 	if (!r->chunks || !r->dma)
 		return -ENOMEM;
 	r->ibdev = ibdev;
+	r->chunk_pages = per;
 	for (i = 0; i < nchunks; i++) {
 		struct kcoll_region_chunk *ch = &r->chunks[i];
 		unsigned int first = i * per, n = min(per, r->npages - first), p = first;
