@@ -251,6 +251,11 @@ static int kcoll_op_region(struct kcoll_op *op, int side, bool is_buf, u32 handl
 	bool write = side == KCOLL_BUF_RECV;
 	int ret;
 
+	if (!bytes) {			/* nothing of this side is touched */
+		op->regions[side] = &op->own[side];
+		op->base[side] = 0;
+		return 0;
+	}
 	if (is_buf) {
 		struct kcoll_buf *buf = kcoll_buf_use(comm, handle, addr, bytes);
 
@@ -263,8 +268,6 @@ static int kcoll_op_region(struct kcoll_op *op, int side, bool is_buf, u32 handl
 	}
 	op->regions[side] = &op->own[side];
 	op->base[side] = 0;
-	if (!bytes)
-		return 0;
 	if (!addr)
 		return -EFAULT;
 	ret = kcoll_region_pin(&op->own[side], addr, bytes, write);
