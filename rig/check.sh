@@ -3,7 +3,7 @@
 # then the VM suites, then every VM's kernel log.  Ends with one line "N passed, N failed".
 #
 # Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]...
-#   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster4)
+#   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4)
 # Results: build/check[-debug]/<suite>/nodeI/{console.log,job.log,dmesg.txt,tap/*.tap}
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -93,11 +93,12 @@ if [ "$flavour" = stock ] && [ $host -eq 1 ]; then
 fi
 
 if [ "$flavour" = stock ]; then
-	rig/prepare.sh stock kmod/kcoll.ko || exit 1
+	rig/prepare.sh stock kmod/kcoll.ko selftests/kernel/engine/kcoll_test_engine.ko || exit 1
 	run_suite node 1 300 "sh selftests/suites/node.sh"
 	run_suite smoke 3 400 "sh selftests/suites/smoke.sh"
-	run_suite cluster2 2 900 "sh selftests/suites/cluster.sh"
-	run_suite cluster4 4 1500 "sh selftests/suites/cluster.sh"
+	run_suite cluster2 2 1200 "sh selftests/suites/cluster.sh"
+	run_suite cluster3 3 1500 "sh selftests/suites/cluster.sh"
+	run_suite cluster4 4 1800 "sh selftests/suites/cluster.sh"
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the
 	# stock build stays as it is.
@@ -111,10 +112,13 @@ else
 	kdir=$(ls -d "$hdr"/usr/src/linux-headers-* | head -n 1)
 	src=$RIG_BUILD/debug/src
 	rm -rf "$src" && mkdir -p "$src"
-	cp -a Kbuild kmod include "$src/"
+	mkdir -p "$src/selftests/kernel"
+	cp -a Kbuild kmod core include "$src/"
+	cp -a selftests/kernel/engine "$src/selftests/kernel/"
 	make -s -C "$kdir" M="$src" modules >"$out/build.log" 2>&1 ||
 		{ cat "$out/build.log"; rig_die "module build against $kdir failed"; }
-	rig/prepare.sh debug "$src/kmod/kcoll.ko" || exit 1
+	rig/prepare.sh debug "$src/kmod/kcoll.ko" \
+		"$src/selftests/kernel/engine/kcoll_test_engine.ko" || exit 1
 	run_suite node 1 1500 "sh selftests/suites/node.sh"
 	run_suite smoke 2 1500 "sh selftests/suites/smoke.sh"
 	run_suite cluster2 2 3000 "sh selftests/suites/cluster.sh"

@@ -286,4 +286,81 @@ TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
 	free(mem);
 }
 
+/*
+ * Rank 1's process is killed with SIGKILL in the middle of a 64 MiB all-reduce on a
+ * zero-copy buffer: rank 0's all-reduce fails within the bound, and rank 1's node is left
+ * with nothing (comms, contexts, RDMA resources).  Two rounds.
+ */
+TEST_F_TIMEOUT(dev, kill9_mid_allreduce, 600)
+{
+	const uint64_t count = (kt_quick() ? 4ULL << 20 : 16ULL << 20);
+	unsigned int me = kt_rank(), round;
+	char res_before[1024], res_after[1024];
+	float *mem;
+
+	if (kt_nranks() < 2)
+		SKIP(return, "needs 2 nodes");
+	if (me > 1)
+		return;
+	mem = calloc(count, sizeof(float));
+	ASSERT_NE(NULL, mem);
+	rdma_res_summary(res_before, sizeof(res_before));
+	for (round = 0; round < 2; round++) {
+		uint64_t id = kt_comm_id("kill9coll", round);
+		struct kcoll_coll a = {
+			.size = sizeof(a), .coll = KCOLL_ALLREDUCE, .dtype = KCOLL_FP32,
+			.op = KCOLL_SUM, .count = count, .flags = KCOLL_COLL_IN_PLACE,
+			.recvbuf = (uintptr_t)mem,
+		};
+		uint32_t h;
+
+		if (me == 0) {
+			double t0;
+			int ret;
+
+			ASSERT_EQ(0, kt_comm_create(self->fd, id, 0, 2, self->peers, 60000, &h,
+						    NULL));
+			a.comm = h;
+			t0 = kt_now();
+			ret = kt_ioctl(self->fd, KCOLL_IOC_COLL, &a);
+			EXPECT_TRUE(ret == -ECONNRESET || ret == -ETIMEDOUT)
+				TH_LOG("round %u: %d", round, ret);
+			EXPECT_GT(11.5, kt_now() - t0) TH_LOG("round %u", round);
+			EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
+		} else {
+			pid_t pid = fork();
+			int wst;
+
+			ASSERT_LE(0, pid);
+			if (pid == 0) {
+				int fd = open(KCOLL_DEVICE_PATH, O_RDWR);
+				struct kcoll_buf_create bc = { .size = sizeof(bc),
+							       .length = count * 4 };
+
+				if (kt_comm_create(fd, id, 1, 2, self->peers, 60000, &h, NULL))
+					_exit(1);
+				/* Its side runs on a buffer: pages and charge must go too. */
+				bc.comm = h;
+				if (kt_ioctl(fd, KCOLL_IOC_BUF_CREATE, &bc))
+					_exit(3);
+				a.comm = h;
+				a.flags |= KCOLL_COLL_RECV_BUF;
+				a.recv_handle = bc.handle;
+				a.recvbuf = 0;
+				kt_ioctl(fd, KCOLL_IOC_COLL, &a);
+				_exit(2);	/* should have been killed first */
+			}
+			usleep(1500000);
+			kill(pid, SIGKILL);
+			ASSERT_EQ(pid, waitpid(pid, &wst, 0));
+			EXPECT_TRUE(WIFSIGNALED(wst)) TH_LOG("child exit %d", WEXITSTATUS(wst));
+			EXPECT_EQ(0, count_comms());
+			EXPECT_EQ(1, sysfs_long(SYS "contexts"));
+			rdma_res_summary(res_after, sizeof(res_after));
+			EXPECT_STREQ(res_before, res_after);
+		}
+	}
+	free(mem);
+}
+
 TEST_HARNESS_MAIN

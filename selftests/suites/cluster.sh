@@ -18,12 +18,29 @@ for i in $(seq 0 $((RIG_NNODES - 1))); do
 	done
 done
 rig_barrier net-up 120
-for t in kcoll_comm_test kcoll_p2p_test; do
+for t in kcoll_comm_test kcoll_p2p_test kcoll_buf_test kcoll_coll_test kcoll_engine_test; do
 	echo "node$RIG_NODE: $t"
 	"$k/$t" >"$tap/$t.tap" 2>&1
 	rig_barrier "$t-done" 600
 done
 ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
+
+# The seed example through libkcoll's env bootstrap: every rank prints n(n+1)/2.
+want=$((RIG_NNODES * (RIG_NNODES + 1) / 2))
+out=$(KCOLL_RANK=$RIG_NODE KCOLL_NRANKS=$RIG_NNODES KCOLL_BOOTSTRAP_ADDR=$(rig_ip 0) \
+	timeout 120 examples/allreduce_seed 2>&1)
+rc=$?
+{
+	echo "TAP version 13"
+	echo "1..1"
+	if [ $rc -eq 0 ] && [ "$out" = "rank $RIG_NODE: $want" ]; then
+		echo "ok 1 allreduce_seed prints $want"
+	else
+		echo "# $out (exit $rc)"
+		echo "not ok 1 allreduce_seed prints $want"
+	fi
+} >"$tap/allreduce_seed.tap"
+rig_barrier seed-done 300
 
 # Node 1 speaks protocol version 2 for one test; everyone else stays as they are.
 if [ "$RIG_NODE" -eq 1 ]; then
