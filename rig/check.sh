@@ -122,6 +122,8 @@ else
 	run_suite node 1 1500 "sh selftests/suites/node.sh"
 	run_suite smoke 2 1500 "sh selftests/suites/smoke.sh"
 	run_suite cluster2 2 3000 "sh selftests/suites/cluster.sh"
+	# iWARP: the same suite over Soft-iWARP (no WRITE WITH IMMEDIATE on the wire).
+	run_suite cluster2-siw 2 3000 "RIG_RDMA=siw sh selftests/suites/cluster.sh"
 fi
 
 echo "== results in $out"

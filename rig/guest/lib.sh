@@ -11,9 +11,15 @@ rig_net_up() {
 }
 
 # Soft-RoCE on eth0; with MTU 9000 the rxe port runs at active MTU 4096.
+# RIG_RDMA=siw gives a Soft-iWARP device instead of Soft-RoCE (the debug kernel has siw).
 rig_rxe_up() {
-	modprobe rdma_rxe &&
-	rdma link add rxe0 type rxe netdev eth0
+	if [ "${RIG_RDMA:-rxe}" = siw ]; then
+		modprobe siw &&
+		rdma link add siw0 type siw netdev eth0
+	else
+		modprobe rdma_rxe &&
+		rdma link add rxe0 type rxe netdev eth0
+	fi
 }
 
 
