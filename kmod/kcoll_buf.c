@@ -70,6 +70,8 @@ static const struct vm_operations_struct kcoll_buf_vm_ops = {
 
 /**
  * kcoll_buf_mmap - map a buffer: the offset is the mmap_offset BUF_CREATE returned
+ * @ctx:	the file
+ * @vma:	the new mapping
  *
  * Shared mappings only (a private one would copy on write, away from the buffer), of at
  * most the buffer's pages.  Context: mmap_lock held for writing.
@@ -110,6 +112,9 @@ int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma)
 
 /**
  * kcoll_buf_rx - a peer announced (part of) one of its buffers
+ * @conn:	connection it arrived on
+ * @msg:	the message
+ * @len:	its bytes
  *
  * An announcement may span several messages: @status is the index of the first segment
  * carried, @reserved1 the total.  Context: the connection's receive completion.
@@ -477,7 +482,11 @@ long kcoll_ioctl_buf_destroy(struct kcoll_ctx *ctx, void __user *uarg)
 }
 
 /**
- * kcoll_buf_use - hold buffer @handle of @comm for a transfer of [@off, @off + @len)
+ * kcoll_buf_use - hold a buffer for a transfer
+ * @comm:	communicator
+ * @handle:	buffer handle
+ * @off:	first byte of the transfer in the buffer
+ * @len:	its bytes
  *
  * Return: the buffer (a reference and a busy count: kcoll_buf_unuse()), or ERR_PTR of
  * -ENOENT (no such buffer), -ERANGE (the range leaves the buffer), -ENOTCONN (the
@@ -512,6 +521,7 @@ void kcoll_buf_unuse(struct kcoll_buf *buf)
 
 /**
  * kcoll_buf_shutdown - communicator shutdown: remove every buffer's device mappings
+ * @comm:	the communicator
  *
  * Nothing uses them any more (shutdown waited for every request).  The buffers stay in
  * the tables until destroy.  Context: teardown_mutex held.

@@ -132,6 +132,7 @@ static void kcoll_op_kick(struct kcoll_op *op)
 
 /**
  * kcoll_coll_kick - the communicator failed: let its running collective notice
+ * @comm:	the communicator
  * Context: comm->lock held.
  */
 void kcoll_coll_kick(struct kcoll_comm *comm)
@@ -146,6 +147,7 @@ void kcoll_coll_kick(struct kcoll_comm *comm)
 
 /**
  * kcoll_op_step_done - a step request of an operation completed
+ * @req:	the step's request (req->op, req->step)
  * Context: comm->lock held (from kcoll_req_complete()).
  */
 void kcoll_op_step_done(struct kcoll_req *req)
@@ -724,6 +726,8 @@ out_put_comm:
 
 /**
  * kcoll_coll_wait_ctx - KCOLL_IOC_WAIT for a collective's request id
+ * @ctx:	the file
+ * @arg:	the WAIT argument, copied in
  * Return: as KCOLL_IOC_WAIT; @arg filled on 0.
  */
 int kcoll_coll_wait_ctx(struct kcoll_ctx *ctx, struct kcoll_wait *arg)
@@ -782,6 +786,7 @@ void kcoll_ctx_drop_ops(struct kcoll_ctx *ctx)
 
 /**
  * kcoll_coll_shutdown - release the communicator's scratch memory
+ * @comm:	the communicator
  * Context: shutdown, after every operation released the hardware (comm->nhw is 0).
  */
 void kcoll_coll_shutdown(struct kcoll_comm *comm)

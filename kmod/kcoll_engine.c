@@ -33,7 +33,9 @@
  * @kobj:	/sys/kernel/kcoll/engines/<name>; owns the memory
  * @engine:	the registered engine, or NULL for the built-in one (constant)
  * @list:	in kcoll_engines (kcoll_engines_mutex; SRCU for readers)
- * @calls, @bytes, @declined: pieces done, their bytes, pieces declined
+ * @calls:	pieces done
+ * @bytes:	their bytes
+ * @declined:	pieces declined
  */
 struct kcoll_engine_entry {
 	struct kobject kobj;
@@ -53,21 +55,29 @@ static const struct kcoll_reduce_engine *kcoll_builtin_ops;
 
 #define to_entry(k) container_of(k, struct kcoll_engine_entry, kobj)
 
-#define KCOLL_ENGINE_ATTR(name)							\
-static ssize_t name##_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf) \
-{										\
-	return sysfs_emit(buf, "%lld\n", atomic64_read(&to_entry(kobj)->name));	\
-}										\
-static struct kobj_attribute kcoll_engine_attr_##name = __ATTR_RO(name)
+static ssize_t calls_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&to_entry(kobj)->calls));
+}
 
-KCOLL_ENGINE_ATTR(calls);
-KCOLL_ENGINE_ATTR(bytes);
-KCOLL_ENGINE_ATTR(declined);
+static ssize_t bytes_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&to_entry(kobj)->bytes));
+}
+
+static ssize_t declined_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n", atomic64_read(&to_entry(kobj)->declined));
+}
 
 static ssize_t builtin_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
 {
 	return sysfs_emit(buf, "%d\n", !to_entry(kobj)->engine);
 }
+
+static struct kobj_attribute kcoll_engine_attr_calls = __ATTR_RO(calls);
+static struct kobj_attribute kcoll_engine_attr_bytes = __ATTR_RO(bytes);
+static struct kobj_attribute kcoll_engine_attr_declined = __ATTR_RO(declined);
 static struct kobj_attribute kcoll_engine_attr_builtin = __ATTR_RO(builtin);
 
 static struct attribute *kcoll_engine_attrs[] = {
@@ -177,8 +187,13 @@ static void kcoll_builtin_reduce3(void *dst, const void *a, const void *b, size_
 }
 
 /**
- * kcoll_engine_reduce3 - dst = a (+) b over @count elements, by the first engine that takes
- * it, else the built-in one
+ * kcoll_engine_reduce3 - dst = a (+) b, by the first engine that takes it, else the built-in
+ * @dst:	destination (may be @a or @b exactly)
+ * @a:		first operand
+ * @b:		second operand
+ * @count:	elements
+ * @dt:		datatype
+ * @op:		operator (supported with @dt)
  *
  * Context: process context, may sleep.
  */

@@ -445,8 +445,10 @@ static int kcoll_p2p_check(const struct kcoll_p2p *arg, struct kcoll_comm *comm)
 }
 
 /**
- * kcoll_req_new - a request to or from rank @peer of @comm (it holds a comm reference, so
- * that WAIT still reports it after a destroy)
+ * kcoll_req_new - a request to or from a peer
+ * @comm:	communicator (the request holds a reference: WAIT works after a destroy)
+ * @peer:	the other rank
+ * @send:	direction
  */
 struct kcoll_req *kcoll_req_new(struct kcoll_comm *comm, u32 peer, bool send)
 {

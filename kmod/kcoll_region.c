@@ -22,8 +22,10 @@
 
 /* Pages per memory registration (also bounded by the device's fast-reg page list). */
 #define KCOLL_REGION_MR_PAGES	512
-/* Allocation order tried first for module-owned pages: physically contiguous runs merge
- * into fewer scatter/gather entries. */
+/*
+ * Allocation order tried first for module-owned pages: physically contiguous runs merge
+ * into fewer scatter/gather entries.
+ */
 #define KCOLL_REGION_ORDER	4
 
 static u32 kcoll_region_mr_pages(struct kcoll_comm *comm)
@@ -35,7 +37,8 @@ static u32 kcoll_region_mr_pages(struct kcoll_comm *comm)
 /**
  * kcoll_region_pin - pin user memory for an operation
  * @r:		zeroed region
- * @uaddr, @len: the user range (@len may be 0: an empty region)
+ * @uaddr:	user address
+ * @len:	bytes (0: an empty region)
  * @write:	the operation writes into it
  *
  * Return: 0, -EFAULT (bad range) or -ENOMEM.
@@ -292,8 +295,11 @@ static void kcoll_regwait_done(struct ib_cq *cq, struct ib_wc *wc)
 }
 
 /**
- * kcoll_region_register - make a region's keys valid before announcing them on any
- * connection: post its REG_MRs on one established connection and wait for them
+ * kcoll_region_register - make a region's keys valid before announcing them anywhere
+ * @comm:	its communicator
+ * @r:		the mapped region
+ *
+ * Posts its REG_MRs on one established connection and waits for them.
  *
  * Return: 0, the communicator's error, or -EIO.
  */
@@ -341,8 +347,11 @@ int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
 }
 
 /**
- * kcoll_region_segs - the remote segments covering [@off, @off + @len) of a region
+ * kcoll_region_segs - the remote segments covering a range of a region
  * @r:		registered region
+ * @off:	first byte
+ * @len:	bytes
+ * @max:	room in @segs
  * @segs:	output, big endian, at most @max entries
  *
  * Return: the number of segments, or -E2BIG when more than @max would be needed.
@@ -375,8 +384,10 @@ int kcoll_region_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wir
 }
 
 /**
- * kcoll_region_sges - local scatter/gather entries for [@off, @off + @bytes) of a region
- * @r, @off:	region and byte offset
+ * kcoll_region_sges - local scatter/gather entries for a range of a region
+ * @r:		the region
+ * @off:	first byte
+ * @max:	room in @sges
  * @bytes:	at most this many bytes
  * @sges:	output, at most @max entries
  * @lkey:	the PD's local DMA key

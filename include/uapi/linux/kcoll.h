@@ -337,7 +337,6 @@ struct kcoll_wait {
 
 #define KCOLL_WAIT_SIZE_VER0		56
 
-
 /* Collectives ---------------------------------------------------------------------------- */
 
 /* Values are fixed (they match the module's core/ enums). */
@@ -396,7 +395,7 @@ enum kcoll_algorithm {
 };
 
 #define KCOLL_COLL_NONBLOCK	(1U << 0)	/* return a request id; see KCOLL_IOC_WAIT */
-#define KCOLL_COLL_IN_PLACE	(1U << 1)	/* the in-place variant (see Documentation/uapi.rst) */
+#define KCOLL_COLL_IN_PLACE	(1U << 1)	/* in-place layout (Documentation/uapi.rst) */
 #define KCOLL_COLL_SEND_BUF	(1U << 2)	/* @sendbuf is an offset in buffer @send_handle */
 #define KCOLL_COLL_RECV_BUF	(1U << 3)	/* @recvbuf is an offset in buffer @recv_handle */
 #define KCOLL_COLL_FLAGS	(KCOLL_COLL_NONBLOCK | KCOLL_COLL_IN_PLACE | \
