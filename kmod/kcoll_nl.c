@@ -171,14 +171,8 @@ static const struct nla_policy kcoll_nl_comm_policy[KCOLL_A_COMM_MAX + 1] = {
 	[KCOLL_A_COMM_RANK]	= NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_comm),
 };
 
-/* Only attributes of the set, none accepted: config-get and the comm dump take none. */
+/* Only attributes of the set, none accepted: config-get takes none. */
 static const struct nla_policy kcoll_nl_config_get_policy[KCOLL_A_CONFIG_MAX + 1] = {
-};
-
-static const struct nla_policy kcoll_nl_comm_dump_policy[KCOLL_A_COMM_MAX + 1] = {
-};
-
-static const struct nla_policy kcoll_nl_dev_dump_policy[KCOLL_A_DEV_MAX + 1] = {
 };
 
 static const struct nla_policy kcoll_nl_algo_policy[KCOLL_A_ALGO_MAX + 1] = {
@@ -198,9 +192,6 @@ static const struct nla_policy kcoll_nl_config_set_policy[KCOLL_A_CONFIG_MAX + 1
 	[KCOLL_A_CONFIG_ALGO]		    = NLA_POLICY_NESTED(kcoll_nl_algo_policy),
 };
 
-static const struct nla_policy kcoll_nl_engine_dump_policy[KCOLL_A_ENGINE_MAX + 1] = {
-};
-
 static const struct nla_policy kcoll_nl_engine_set_policy[KCOLL_A_ENGINE_MAX + 1] = {
 	[KCOLL_A_ENGINE_NAME]	= { .type = NLA_NUL_STRING, .len = 31 },
 	[KCOLL_A_ENGINE_DTYPE]	= NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_engine),
@@ -215,6 +206,25 @@ static bool kcoll_nl_missing(struct genl_info *info, int type, const char *msg)
 	NL_SET_ERR_ATTR_MISS(info->extack, NULL, type);
 	info->extack->_msg = msg;	/* a static string, as NL_SET_ERR_MSG() would set */
 	return true;
+}
+
+/*
+ * 6.1 has one policy per command for its do and its dump: the dumps, which take no
+ * attribute, refuse those the do accepts.
+ */
+static int kcoll_nl_dump_start(struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	unsigned int i;
+
+	for (i = 1; i <= info->op.maxattr; i++) {
+		if (info->attrs && info->attrs[i]) {
+			NL_SET_ERR_MSG_ATTR(cb->extack, info->attrs[i],
+					    "a dump takes no attribute");
+			return -EINVAL;
+		}
+	}
+	return 0;
 }
 
 /* The requester sees every communicator from the initial namespace, else its own only. */
@@ -830,17 +840,14 @@ static int kcoll_nl_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
 	return 0;
 }
 
+/* In 6.1 a command is one entry with its doit and dumpit (no split ops before 6.2). */
 static const struct genl_ops kcoll_nl_ops[] = {
 	{
 		.cmd		= KCOLL_CMD_DEV_GET,
 		.doit		= kcoll_nl_dev_get_doit,
-		.policy		= kcoll_nl_dev_get_policy,
-		.maxattr	= KCOLL_A_DEV_MAX,
-	},
-	{
-		.cmd		= KCOLL_CMD_DEV_GET,
+		.start		= kcoll_nl_dump_start,
 		.dumpit		= kcoll_nl_dev_get_dumpit,
-		.policy		= kcoll_nl_dev_dump_policy,
+		.policy		= kcoll_nl_dev_get_policy,
 		.maxattr	= KCOLL_A_DEV_MAX,
 	},
 	{
@@ -853,13 +860,9 @@ static const struct genl_ops kcoll_nl_ops[] = {
 	{
 		.cmd		= KCOLL_CMD_COMM_GET,
 		.doit		= kcoll_nl_comm_get_doit,
-		.policy		= kcoll_nl_comm_policy,
-		.maxattr	= KCOLL_A_COMM_MAX,
-	},
-	{
-		.cmd		= KCOLL_CMD_COMM_GET,
+		.start		= kcoll_nl_dump_start,
 		.dumpit		= kcoll_nl_comm_get_dumpit,
-		.policy		= kcoll_nl_comm_dump_policy,
+		.policy		= kcoll_nl_comm_policy,
 		.maxattr	= KCOLL_A_COMM_MAX,
 	},
 	{
@@ -884,8 +887,9 @@ static const struct genl_ops kcoll_nl_ops[] = {
 	},
 	{
 		.cmd		= KCOLL_CMD_ENGINE_GET,
+		.start		= kcoll_nl_dump_start,
 		.dumpit		= kcoll_nl_engine_get_dumpit,
-		.policy		= kcoll_nl_engine_dump_policy,
+		.policy		= kcoll_nl_engine_set_policy,
 		.maxattr	= KCOLL_A_ENGINE_MAX,
 	},
 	{
