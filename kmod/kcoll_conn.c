@@ -399,7 +399,8 @@ int kcoll_conn_connect(struct kcoll_conn *conn)
 	id = rdma_create_id(comm->net, kcoll_cm_handler, conn, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	tos = READ_ONCE(comm->dev->tos);
+	/* comm->dev only changes under teardown_mutex (shutdown clears it): held here. */
+	tos = comm->dev ? READ_ONCE(comm->dev->tos) : -1;
 	if (tos < 0)
 		tos = READ_ONCE(kcoll_tos);
 	if (tos >= 0)

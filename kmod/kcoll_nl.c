@@ -120,38 +120,21 @@ static int kcoll_nl_check(const struct nlattr *nla, struct netlink_ext_ack *exta
 	return -EINVAL;
 }
 
-/* One validator per attribute set; the core calls them with types up to the set's max. */
-static int kcoll_nl_v_dev(const struct nlattr *nla, struct netlink_ext_ack *extack)
+/*
+ * The bounds of every attribute of @tb that has one.  The policies below only give types:
+ * 6.1's policy dump in an extended ACK (NLMSGERR_ATTR_POLICY) WARNs on integer attributes
+ * with a validation function, and its ranges answer ERANGE, where kcoll answers EINVAL.
+ */
+static int kcoll_nl_check_bounds(struct nlattr **tb, const struct kcoll_nl_bound *b,
+				 int max, struct netlink_ext_ack *extack)
 {
-	return kcoll_nl_check(nla, extack, &kcoll_nl_dev_bounds[nla_type(nla)]);
-}
+	int i;
 
-static int kcoll_nl_v_comm(const struct nlattr *nla, struct netlink_ext_ack *extack)
-{
-	return kcoll_nl_check(nla, extack, &kcoll_nl_comm_bounds[nla_type(nla)]);
-}
-
-static int kcoll_nl_v_config(const struct nlattr *nla, struct netlink_ext_ack *extack)
-{
-	return kcoll_nl_check(nla, extack, &kcoll_nl_config_bounds[nla_type(nla)]);
-}
-
-static int kcoll_nl_v_algo(const struct nlattr *nla, struct netlink_ext_ack *extack)
-{
-	return kcoll_nl_check(nla, extack, &kcoll_nl_algo_bounds[nla_type(nla)]);
-}
-
-static int kcoll_nl_v_engine(const struct nlattr *nla, struct netlink_ext_ack *extack)
-{
-	return kcoll_nl_check(nla, extack, &kcoll_nl_engine_bounds[nla_type(nla)]);
-}
-
-static int kcoll_nl_v_comm_id(const struct nlattr *nla, struct netlink_ext_ack *extack)
-{
-	if (nla_get_u64(nla))
-		return 0;
-	NL_SET_ERR_MSG_ATTR(extack, nla, "communicator id must not be 0");
-	return -EINVAL;
+	for (i = 1; i <= max; i++) {
+		if (tb[i] && b[i].msg && kcoll_nl_check(tb[i], extack, &b[i]))
+			return -EINVAL;
+	}
+	return 0;
 }
 
 /* ---- policies ---------------------------------------------------------------------------- */
@@ -162,13 +145,13 @@ static const struct nla_policy kcoll_nl_dev_get_policy[KCOLL_A_DEV_MAX + 1] = {
 
 static const struct nla_policy kcoll_nl_dev_set_policy[KCOLL_A_DEV_MAX + 1] = {
 	[KCOLL_A_DEV_NAME]	= { .type = NLA_NUL_STRING, .len = IB_DEVICE_NAME_MAX - 1 },
-	[KCOLL_A_DEV_ALLOWED]	= NLA_POLICY_VALIDATE_FN(NLA_U8, kcoll_nl_v_dev),
-	[KCOLL_A_DEV_TOS]	= NLA_POLICY_VALIDATE_FN(NLA_S32, kcoll_nl_v_dev),
+	[KCOLL_A_DEV_ALLOWED]	= { .type = NLA_U8 },
+	[KCOLL_A_DEV_TOS]	= { .type = NLA_S32 },
 };
 
 static const struct nla_policy kcoll_nl_comm_policy[KCOLL_A_COMM_MAX + 1] = {
-	[KCOLL_A_COMM_ID]	= NLA_POLICY_VALIDATE_FN(NLA_U64, kcoll_nl_v_comm_id),
-	[KCOLL_A_COMM_RANK]	= NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_comm),
+	[KCOLL_A_COMM_ID]	= { .type = NLA_U64 },
+	[KCOLL_A_COMM_RANK]	= { .type = NLA_U32 },
 };
 
 /* Only attributes of the set, none accepted: config-get takes none. */
@@ -176,26 +159,26 @@ static const struct nla_policy kcoll_nl_config_get_policy[KCOLL_A_CONFIG_MAX + 1
 };
 
 static const struct nla_policy kcoll_nl_algo_policy[KCOLL_A_ALGO_MAX + 1] = {
-	[KCOLL_A_ALGO_COLL]	 = NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_algo),
-	[KCOLL_A_ALGO_ALGORITHM] = NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_algo),
+	[KCOLL_A_ALGO_COLL]	 = { .type = NLA_U32 },
+	[KCOLL_A_ALGO_ALGORITHM] = { .type = NLA_U32 },
 };
 
 static const struct nla_policy kcoll_nl_config_set_policy[KCOLL_A_CONFIG_MAX + 1] = {
-	[KCOLL_A_CONFIG_LISTEN_PORT]	    = NLA_POLICY_VALIDATE_FN(NLA_U16, kcoll_nl_v_config),
-	[KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS] = NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_config),
-	[KCOLL_A_CONFIG_OP_TIMEOUT_MS]	    = NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_config),
-	[KCOLL_A_CONFIG_TOS]		    = NLA_POLICY_VALIDATE_FN(NLA_S32, kcoll_nl_v_config),
-	[KCOLL_A_CONFIG_CHUNK_BYTES]	    = NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_config),
-	[KCOLL_A_CONFIG_SMALL_BYTES]	    = NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_config),
-	[KCOLL_A_CONFIG_MEDIUM_BYTES]	    = NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_config),
-	[KCOLL_A_CONFIG_TREE_RANKS]	    = NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_config),
+	[KCOLL_A_CONFIG_LISTEN_PORT]	    = { .type = NLA_U16 },
+	[KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS] = { .type = NLA_U32 },
+	[KCOLL_A_CONFIG_OP_TIMEOUT_MS]	    = { .type = NLA_U32 },
+	[KCOLL_A_CONFIG_TOS]		    = { .type = NLA_S32 },
+	[KCOLL_A_CONFIG_CHUNK_BYTES]	    = { .type = NLA_U32 },
+	[KCOLL_A_CONFIG_SMALL_BYTES]	    = { .type = NLA_U32 },
+	[KCOLL_A_CONFIG_MEDIUM_BYTES]	    = { .type = NLA_U32 },
+	[KCOLL_A_CONFIG_TREE_RANKS]	    = { .type = NLA_U32 },
 	[KCOLL_A_CONFIG_ALGO]		    = NLA_POLICY_NESTED(kcoll_nl_algo_policy),
 };
 
 static const struct nla_policy kcoll_nl_engine_set_policy[KCOLL_A_ENGINE_MAX + 1] = {
 	[KCOLL_A_ENGINE_NAME]	= { .type = NLA_NUL_STRING, .len = 31 },
-	[KCOLL_A_ENGINE_DTYPE]	= NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_engine),
-	[KCOLL_A_ENGINE_OP]	= NLA_POLICY_VALIDATE_FN(NLA_U32, kcoll_nl_v_engine),
+	[KCOLL_A_ENGINE_DTYPE]	= { .type = NLA_U32 },
+	[KCOLL_A_ENGINE_OP]	= { .type = NLA_U32 },
 };
 
 /* A missing attribute: -EINVAL, with the attribute's type and a message. */
@@ -209,21 +192,25 @@ static bool kcoll_nl_missing(struct genl_info *info, int type, const char *msg)
 }
 
 /*
- * 6.1 has one policy per command for its do and its dump: the dumps, which take no
- * attribute, refuse those the do accepts.
+ * 6.1 has one policy per command for its do and its dump: on their first call, dumps
+ * (which take no attribute) refuse those the do accepts.  Not in a start callback: only
+ * dumpit has an extended ACK to explain the refusal.  cb->args[1] marks the check done.
  */
-static int kcoll_nl_dump_start(struct netlink_callback *cb)
+static int kcoll_nl_dump_check(struct netlink_callback *cb)
 {
 	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
 	unsigned int i;
 
-	for (i = 1; i <= info->op.maxattr; i++) {
-		if (info->attrs && info->attrs[i]) {
+	if (cb->args[1])
+		return 0;
+	for (i = 1; info->attrs && i <= info->op.maxattr; i++) {
+		if (info->attrs[i]) {
 			NL_SET_ERR_MSG_ATTR(cb->extack, info->attrs[i],
 					    "a dump takes no attribute");
 			return -EINVAL;
 		}
 	}
+	cb->args[1] = 1;
 	return 0;
 }
 
@@ -402,7 +389,11 @@ static int kcoll_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback 
 {
 	unsigned long pos = cb->args[0];
 	struct kcoll_dev *dev;
-	int ret = 0;
+	int ret;
+
+	ret = kcoll_nl_dump_check(cb);
+	if (ret)
+		return ret;
 
 	while ((dev = kcoll_dev_get_nth(pos))) {
 		ret = kcoll_nl_dev_fill(skb, dev, KCOLL_CMD_DEV_GET, NETLINK_CB(cb->skb).portid,
@@ -426,7 +417,9 @@ static int kcoll_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	struct nlattr *tos = info->attrs[KCOLL_A_DEV_TOS];
 	struct kcoll_dev *dev;
 
-	if (kcoll_nl_missing(info, KCOLL_A_DEV_NAME, "missing device name (name)"))
+	if (kcoll_nl_check_bounds(info->attrs, kcoll_nl_dev_bounds, KCOLL_A_DEV_MAX,
+				  info->extack) ||
+	    kcoll_nl_missing(info, KCOLL_A_DEV_NAME, "missing device name (name)"))
 		return -EINVAL;
 	if (!allowed && !tos) {
 		NL_SET_ERR_MSG(info->extack, "nothing to change: give allowed or tos");
@@ -607,6 +600,9 @@ static int kcoll_nl_comm_get_dumpit(struct sk_buff *skb, struct netlink_callback
 	unsigned long pos = cb->args[0];
 	int ret;
 
+	ret = kcoll_nl_dump_check(cb);
+	if (ret)
+		return ret;
 	ret = kcoll_comm_walk(&pos, kcoll_nl_comm_dump_one, &d);
 	cb->args[0] = pos;
 	if (ret && !skb->len) {
@@ -642,6 +638,15 @@ static int kcoll_nl_comm_find_one(struct kcoll_comm *comm, void *arg)
 
 static bool kcoll_nl_comm_key(struct genl_info *info, u64 *comm_id, u32 *rank)
 {
+	struct nlattr *id = info->attrs[KCOLL_A_COMM_ID];
+
+	if (kcoll_nl_check_bounds(info->attrs, kcoll_nl_comm_bounds, KCOLL_A_COMM_MAX,
+				  info->extack))
+		return false;
+	if (id && !nla_get_u64(id)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, id, "communicator id must not be 0");
+		return false;
+	}
 	if (kcoll_nl_missing(info, KCOLL_A_COMM_ID, "missing communicator id (id)") ||
 	    kcoll_nl_missing(info, KCOLL_A_COMM_RANK, "missing rank (rank)"))
 		return false;
@@ -754,6 +759,8 @@ static int kcoll_nl_config_algo(struct kcoll_config *c, const struct nlattr *nla
 	ret = nla_parse_nested(tb, KCOLL_A_ALGO_MAX, nla, kcoll_nl_algo_policy, extack);
 	if (ret)
 		return ret;
+	if (kcoll_nl_check_bounds(tb, kcoll_nl_algo_bounds, KCOLL_A_ALGO_MAX, extack))
+		return -EINVAL;
 	if (!tb[KCOLL_A_ALGO_COLL] || !tb[KCOLL_A_ALGO_ALGORITHM]) {
 		NL_SET_ERR_ATTR_MISS(extack, nla, tb[KCOLL_A_ALGO_COLL] ?
 				     KCOLL_A_ALGO_ALGORITHM : KCOLL_A_ALGO_COLL);
@@ -772,6 +779,8 @@ static int kcoll_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 	bool any = false;
 	int rem, ret, i;
 
+	if (kcoll_nl_check_bounds(tb, kcoll_nl_config_bounds, KCOLL_A_CONFIG_MAX, info->extack))
+		return -EINVAL;
 	kcoll_config_get(&c);
 	for (i = 1; i <= KCOLL_A_CONFIG_MAX; i++)
 		any |= !!tb[i];
@@ -810,13 +819,19 @@ static int kcoll_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 
 static int kcoll_nl_engine_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
+	int ret = kcoll_nl_dump_check(cb);
+
+	if (ret)
+		return ret;
 	NL_SET_ERR_MSG(cb->extack, "no engine registry in this build");
 	return -EOPNOTSUPP;
 }
 
 static int kcoll_nl_engine_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	if (kcoll_nl_missing(info, KCOLL_A_ENGINE_NAME, "missing engine name (name)") ||
+	if (kcoll_nl_check_bounds(info->attrs, kcoll_nl_engine_bounds, KCOLL_A_ENGINE_MAX,
+				  info->extack) ||
+	    kcoll_nl_missing(info, KCOLL_A_ENGINE_NAME, "missing engine name (name)") ||
 	    kcoll_nl_missing(info, KCOLL_A_ENGINE_DTYPE, "missing datatype (dtype)") ||
 	    kcoll_nl_missing(info, KCOLL_A_ENGINE_OP, "missing reduction operation (op)"))
 		return -EINVAL;
@@ -845,7 +860,6 @@ static const struct genl_ops kcoll_nl_ops[] = {
 	{
 		.cmd		= KCOLL_CMD_DEV_GET,
 		.doit		= kcoll_nl_dev_get_doit,
-		.start		= kcoll_nl_dump_start,
 		.dumpit		= kcoll_nl_dev_get_dumpit,
 		.policy		= kcoll_nl_dev_get_policy,
 		.maxattr	= KCOLL_A_DEV_MAX,
@@ -860,7 +874,6 @@ static const struct genl_ops kcoll_nl_ops[] = {
 	{
 		.cmd		= KCOLL_CMD_COMM_GET,
 		.doit		= kcoll_nl_comm_get_doit,
-		.start		= kcoll_nl_dump_start,
 		.dumpit		= kcoll_nl_comm_get_dumpit,
 		.policy		= kcoll_nl_comm_policy,
 		.maxattr	= KCOLL_A_COMM_MAX,
@@ -887,7 +900,6 @@ static const struct genl_ops kcoll_nl_ops[] = {
 	},
 	{
 		.cmd		= KCOLL_CMD_ENGINE_GET,
-		.start		= kcoll_nl_dump_start,
 		.dumpit		= kcoll_nl_engine_get_dumpit,
 		.policy		= kcoll_nl_engine_set_policy,
 		.maxattr	= KCOLL_A_ENGINE_MAX,
