@@ -905,6 +905,9 @@ void kcoll_comm_admin_abort(struct kcoll_comm *comm)
 {
 	pr_info("comm %llx rank %u: abort requested by an administrator\n", comm->comm_id,
 		comm->rank);
-	kcoll_comm_abort(comm);
+	/* The event under the lock: it reports the state the abort left, not a later one. */
+	spin_lock_bh(&comm->lock);
+	kcoll_comm_set_error(comm, KCOLL_COMM_ABORTED, -ECONNABORTED, U32_MAX);
 	kcoll_nl_event_comm(comm, KCOLL_NL_COMM_FAILED);
+	spin_unlock_bh(&comm->lock);
 }
