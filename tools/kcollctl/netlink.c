@@ -76,14 +76,17 @@ int kcoll_ctl_nl_open(struct kcoll_nl **nl, bool quiet)
 	return kcoll_ctl_err("%s%s", kcoll_last_error(), kcoll_ctl_hint(-err));
 }
 
-/* A netlink command failed: the kernel's message (extack) when it gave one. */
+/*
+ * A netlink command failed: the kernel's message (extack) when it gave one, which says
+ * enough; the errno with a hint otherwise.
+ */
 int kcoll_ctl_nl_err(const char *what, int err)
 {
 	const char *msg = kcoll_last_error();
 
-	if (!msg[0])
-		msg = strerror(-err);
-	return kcoll_ctl_err("%s: %s%s", what, msg, kcoll_ctl_hint(-err));
+	if (msg[0] && strcmp(msg, strerror(-err)))
+		return kcoll_ctl_err("%s: %s", what, msg);
+	return kcoll_ctl_err("%s: %s%s", what, strerror(-err), kcoll_ctl_hint(-err));
 }
 
 /* ---- dev ----------------------------------------------------------------------------------- */
