@@ -19,9 +19,11 @@ if [ ! -x $LAT ] || [ ! -x $PING ]; then
 fi
 
 attaches() {
-	$LAT -j -d 1 >"$D/attach.json" || fail "kcolllat -d 1 failed"
+	# KCOLLLAT_DEBUG: libbpf's warnings (the verifier's log) end up in the TAP comments.
+	KCOLLLAT_DEBUG=1 $LAT -j -d 1 >"$D/attach.json" || { fail "kcolllat -d 1 failed"; return 1; }
 	python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' \
-		"$D/attach.json" || fail "not JSON: $(cat "$D/attach.json")"
+		"$D/attach.json" || { fail "not JSON: $(cat "$D/attach.json")"; return 1; }
+	[ -s "$D/attach.json" ] || { fail "no output"; return 1; }
 }
 
 # count FILE KIND: operations of KIND in the 64 KiB bucket over every interval of FILE.
@@ -38,7 +40,7 @@ print(n)' "$1" "$2"
 
 run_traffic() {
 	ip=$(ip -4 -o addr show eth0 | awk '{ print $4 }' | cut -d/ -f1)
-	rdma link add $RXE type rxe netdev eth0 || fail "cannot add $RXE" || return 1
+	rdma link add $RXE type rxe netdev eth0 || { fail "cannot add $RXE"; return 1; }
 	export KCOLL_NRANKS=2 KCOLL_BOOTSTRAP_ADDR=$ip
 	KCOLL_RANK=1 $PING -n 10 64k >"$D/rank1.out" 2>&1 &
 	p1=$!
@@ -57,7 +59,8 @@ run_traffic() {
 	wait $l_all $l_pid $l_none
 	rdma link delete $RXE
 	[ $r0 -eq 0 ] && [ $r1 -eq 0 ] ||
-		fail "p2p_ping failed: $(cat "$D/rank0.out" "$D/rank1.out")"
+		{ fail "p2p_ping failed: $(cat "$D/rank0.out" "$D/rank1.out")"; return 1; }
+	[ -s "$D/all.json" ] || { fail "kcolllat printed nothing: $(cat "$D/all.err")"; return 1; }
 }
 
 counts_ops() {
@@ -74,6 +77,7 @@ filters_by_pid() {
 
 filters_by_comm() {
 	s=$(count "$D/none.json" send) r=$(count "$D/none.json" recv)
+	[ -s "$D/none.json" ] || { fail "kcolllat -c printed nothing: $(cat "$D/none.err")"; return 1; }
 	[ "$s" -eq 0 ] && [ "$r" -eq 0 ] || fail "communicator 1 does not exist, got $s and $r"
 }
 

@@ -119,6 +119,12 @@ static __always_inline void op_finish(__u64 comm_id, __u32 rank, __u64 id, __u32
 	lat = log2_u64(us ? us : 1);
 	if (lat >= KCOLLLAT_NLAT)
 		lat = KCOLLLAT_NLAT - 1;
+	/*
+	 * Older verifiers (6.1) lose the clamp's bound through log2's variable shifts: mask
+	 * the index itself, behind a barrier so that clang keeps the mask.
+	 */
+	barrier_var(lat);
+	lat &= KCOLLLAT_NLAT - 1;
 	__sync_fetch_and_add(&h->ops, 1);
 	__sync_fetch_and_add(&h->ns, ns);
 	__sync_fetch_and_add(&h->lat[lat], 1);

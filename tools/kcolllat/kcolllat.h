@@ -11,7 +11,7 @@
 #define KCOLLLAT_NKINDS		(KCOLLLAT_COLL0 + KCOLLLAT_NCOLL)
 
 #define KCOLLLAT_NSIZES		48	/* log2 buckets of the message size in bytes */
-#define KCOLLLAT_NLAT		40	/* log2 buckets of the latency in microseconds */
+#define KCOLLLAT_NLAT		32	/* log2 buckets of the latency in microseconds (2^n) */
 
 /* Key of the histogram map: kind << 8 | log2(bytes). */
 #define KCOLLLAT_KEY(kind, size)	(((kind) << 8) | (size))
