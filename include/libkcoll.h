@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <linux/kcoll.h>
+#include <linux/kcoll_netlink.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -392,6 +393,161 @@ KCOLL_API int kcoll_collective_from_str(const char *name);
 KCOLL_API int kcoll_algorithm_from_str(const char *name);
 /* Bytes per element; 0 for an unknown type. */
 KCOLL_API size_t kcoll_datatype_size(int dtype);
+
+/* Control plane: the "kcoll" generic netlink family (KCOLL_0.3) ------------------------- */
+
+/*
+ * A netlink socket bound to the kcoll family (Documentation/netlink/specs/kcoll.yaml).
+ * Every call below returns 0 or a negative errno (also in errno); when the kernel explained
+ * a refusal (extended ACK), kcoll_last_error() holds its message.  -ENOENT from
+ * kcoll_nl_open(): the family is not registered (module not loaded).  Not thread-safe: one
+ * handle per thread.
+ */
+struct kcoll_nl;
+
+KCOLL_API int kcoll_nl_open(struct kcoll_nl **nl);
+KCOLL_API void kcoll_nl_close(struct kcoll_nl *nl);
+
+struct kcoll_nl_gid {
+	uint32_t index;
+	uint8_t gid[16];
+	uint8_t type;		/* enum kcoll_gid_type */
+	char netdev[16];	/* "" if none */
+};
+
+struct kcoll_nl_port {
+	uint32_t index;
+	uint8_t state;		/* enum kcoll_port_state */
+	uint32_t active_mtu;
+	size_t ngids;
+	struct kcoll_nl_gid *gids;
+};
+
+struct kcoll_nl_dev {
+	char name[64];
+	uint8_t node_type;	/* enum kcoll_node_type */
+	uint64_t node_guid;
+	int allowed;
+	int32_t tos;		/* -1: the global tos */
+	uint32_t ncomms;
+	size_t nports;
+	struct kcoll_nl_port *ports;
+};
+
+/* Every device (name NULL) or one; free with kcoll_nl_dev_list_free(). */
+KCOLL_API int kcoll_nl_dev_list(struct kcoll_nl *nl, const char *name,
+				struct kcoll_nl_dev **devs, size_t *n);
+KCOLL_API void kcoll_nl_dev_list_free(struct kcoll_nl_dev *devs, size_t n);
+/* allowed: 0, 1 or -1 (unchanged); set_tos: whether to set tos (-1 to 255). */
+KCOLL_API int kcoll_nl_dev_set(struct kcoll_nl *nl, const char *name, int allowed,
+			       int set_tos, int32_t tos);
+
+struct kcoll_nl_peer {
+	uint32_t rank;
+	uint8_t state;		/* enum kcoll_peer_state */
+	uint8_t ready;
+	uint8_t left;
+	int32_t last_err;
+	uint32_t pending_sends;
+	uint32_t pending_recvs;
+	uint32_t idle_ms;
+};
+
+struct kcoll_nl_op {
+	uint8_t type;		/* enum kcoll_op_type; KCOLL_OP_TYPE_NONE: idle */
+	uint64_t id;
+	uint32_t coll;
+	uint64_t bytes;
+	uint32_t step;
+	uint32_t nsteps;
+	uint32_t wait_peer;	/* UINT32_MAX: unknown */
+};
+
+struct kcoll_nl_comm {
+	uint64_t comm_id;
+	uint32_t rank;
+	uint32_t nranks;
+	uint32_t owner_pid;
+	uint32_t owner_uid;
+	uint8_t state;		/* KCOLL_COMM_* */
+	int32_t error;
+	uint32_t failed_rank;	/* UINT32_MAX: none */
+	char dev_name[64];
+	uint32_t netns;
+	uint64_t tx_bytes, rx_bytes, tx_ops, rx_ops;
+	uint32_t peers_up;
+	int peers_truncated;
+	struct kcoll_nl_op op;
+	size_t npeers;
+	struct kcoll_nl_peer *peers;
+};
+
+/* Every communicator the caller may see; free with kcoll_nl_comm_list_free(). */
+KCOLL_API int kcoll_nl_comm_list(struct kcoll_nl *nl, struct kcoll_nl_comm **comms, size_t *n);
+/* One communicator of the caller's network namespace, with all its peers. */
+KCOLL_API int kcoll_nl_comm_get(struct kcoll_nl *nl, uint64_t comm_id, uint32_t rank,
+				struct kcoll_nl_comm **comm);
+KCOLL_API void kcoll_nl_comm_list_free(struct kcoll_nl_comm *comms, size_t n);
+/* Admin abort (CAP_NET_ADMIN). */
+KCOLL_API int kcoll_nl_comm_abort(struct kcoll_nl *nl, uint64_t comm_id, uint32_t rank);
+
+/* kcoll_nl_config.mask bits: which fields are valid (get) or to be set (set). */
+#define KCOLL_NL_CFG_LISTEN_PORT	(1u << 0)
+#define KCOLL_NL_CFG_CONNECT_TIMEOUT	(1u << 1)
+#define KCOLL_NL_CFG_OP_TIMEOUT		(1u << 2)
+#define KCOLL_NL_CFG_TOS		(1u << 3)
+#define KCOLL_NL_CFG_CHUNK_BYTES	(1u << 4)
+#define KCOLL_NL_CFG_SMALL_BYTES	(1u << 5)
+#define KCOLL_NL_CFG_MEDIUM_BYTES	(1u << 6)
+#define KCOLL_NL_CFG_TREE_RANKS		(1u << 7)
+#define KCOLL_NL_CFG_ALGO		(1u << 8)	/* the entries of algo_mask */
+
+#define KCOLL_NL_MAX_COLLECTIVES	32
+
+struct kcoll_nl_config {
+	uint32_t mask;
+	uint16_t listen_port;
+	uint32_t connect_timeout_ms;
+	uint32_t op_timeout_ms;
+	int32_t tos;
+	uint32_t chunk_bytes;
+	uint32_t small_bytes;
+	uint32_t medium_bytes;
+	uint32_t tree_ranks;
+	uint32_t algo_mask;	/* bit c: algo[c] is valid / to be set */
+	uint32_t algo[KCOLL_NL_MAX_COLLECTIVES];
+};
+
+KCOLL_API int kcoll_nl_config_get(struct kcoll_nl *nl, struct kcoll_nl_config *cfg);
+KCOLL_API int kcoll_nl_config_set(struct kcoll_nl *nl, const struct kcoll_nl_config *cfg);
+
+/* One message of the events group; the has_* flags say which fields it carried. */
+struct kcoll_nl_event {
+	uint8_t cmd;		/* KCOLL_CMD_*_NTF */
+	uint64_t comm_id;
+	uint32_t rank, nranks, netns, owner_pid;
+	uint8_t state;
+	int32_t error;
+	uint32_t failed_rank;	/* UINT32_MAX: none */
+	uint32_t peer_rank;	/* UINT32_MAX: none */
+	char dev_name[64];
+	uint8_t node_type;
+	int allowed;
+	char engine[32];
+	uint32_t priority;
+};
+
+/* Join the events group; then poll kcoll_nl_fd() and read with kcoll_nl_event_next(). */
+KCOLL_API int kcoll_nl_monitor(struct kcoll_nl *nl);
+KCOLL_API int kcoll_nl_fd(struct kcoll_nl *nl);
+/*
+ * The next event: waits up to timeout_ms (-1: forever, 0: no wait); -EAGAIN when none
+ * came; -ENOBUFS when the socket overflowed (events were lost; go on reading).
+ */
+KCOLL_API int kcoll_nl_event_next(struct kcoll_nl *nl, struct kcoll_nl_event *ev,
+				  int timeout_ms);
+/* "comm-created", "peer-lost", ... for a KCOLL_CMD_*_NTF value; NULL if unknown. */
+KCOLL_API const char *kcoll_nl_event_str(unsigned int cmd);
 
 #ifdef __cplusplus
 }

@@ -50,9 +50,12 @@
  * @kobj:	/sys/kernel/kcoll/devices/<name>; its refcount owns the memory
  * @users:	references of code that may touch @ibdev; starts at 1 (the device list's)
  * @drained:	completed when @users drops to zero, so remove() can return
- * @allowed:	the devices= module parameter lets kcoll use it (constant after add)
+ * @allowed:	kcoll may create comms on it: set at add from devices=, changed by the
+ *		netlink DEV_SET command (READ_ONCE/WRITE_ONCE; existing comms are not affected)
  * @removing:	remove() started: no new comm may be published on it (set under
  *		kcoll_devs_mutex before remove() scans the comms under kcoll_comms_mutex)
+ * @tos:	type of service of connections started on it, -1: the global tos (netlink
+ *		DEV_SET; READ_ONCE/WRITE_ONCE)
  */
 struct kcoll_dev {
 	struct ib_device *ibdev;
@@ -62,6 +65,7 @@ struct kcoll_dev {
 	struct completion drained;
 	bool allowed;
 	bool removing;
+	int tos;
 };
 
 /**
@@ -410,6 +414,14 @@ struct kcoll_peer_segs {
 	struct kcoll_wire_seg segs[];
 };
 
+/* Progress of one step of a collective (kcoll_op.sstate). */
+enum kcoll_op_step_state {
+	KCOLL_OP_STEP_NEW,	/* not started */
+	KCOLL_OP_STEP_POSTED,	/* its request is in flight */
+	KCOLL_OP_STEP_ARRIVED,	/* RECV_REDUCE: data in scratch, reduction pending */
+	KCOLL_OP_STEP_DONE,
+};
+
 enum kcoll_op_state {
 	KCOLL_OP_QUEUED,	/* behind another collective of its comm */
 	KCOLL_OP_RUNNING,
@@ -508,6 +520,9 @@ void kcoll_comm_set_error_locked(struct kcoll_comm *comm, int err, u32 rank);
 void kcoll_comm_shutdown_dev(struct kcoll_dev *dev);
 struct kcoll_comm *kcoll_comm_find_get(struct net *net, u64 comm_id, u32 rank);
 unsigned int kcoll_comm_count(void);
+int kcoll_comm_walk(unsigned long *pos, int (*fn)(struct kcoll_comm *comm, void *arg),
+		    void *arg);
+void kcoll_comm_admin_abort(struct kcoll_comm *comm);
 
 /* kcoll_conn.c */
 int kcoll_conn_connect(struct kcoll_conn *conn);
@@ -584,6 +599,7 @@ void kcoll_ib_exit(void);
 unsigned int kcoll_dev_count(void);
 struct kcoll_dev *kcoll_dev_get_by_name(const char *name);
 struct kcoll_dev *kcoll_dev_get_by_ibdev(struct ib_device *ibdev);
+struct kcoll_dev *kcoll_dev_get_nth(unsigned long pos);
 void kcoll_dev_put(struct kcoll_dev *dev);
 const char *kcoll_dev_node_type(struct kcoll_dev *dev);
 

@@ -29,18 +29,14 @@
 #include <linux/uaccess.h>
 
 #include "kcoll.h"
+#include "kcoll_nl.h"
+#include "kcoll_trace.h"
 
 /* Largest single message of a schedule (a CTS must describe it in one message). */
 #define KCOLL_COLL_MAX_MSG	SZ_256M
 /* Request ids of collectives have this bit set; point-to-point ids do not. */
 #define KCOLL_OP_ID_BIT		BIT_ULL(32)
 
-enum kcoll_step_state {
-	KCOLL_SS_NEW,		/* not started */
-	KCOLL_SS_POSTED,	/* its request is in flight */
-	KCOLL_SS_ARRIVED,	/* RECV_REDUCE: data in scratch, reduction pending */
-	KCOLL_SS_DONE,
-};
 
 static_assert(KCOLL_BROADCAST == (int)KCOLL_COLL_BROADCAST);
 static_assert(KCOLL_REDUCE_SCATTERV == (int)KCOLL_COLL_REDUCE_SCATTERV);
@@ -158,9 +154,9 @@ void kcoll_op_step_done(struct kcoll_req *req)
 	lockdep_assert_held(&op->comm->lock);
 	op->sstatus[i] = req->status;
 	if (!req->status && op->steps[i].op == KCOLL_STEP_RECV_REDUCE) {
-		op->sstate[i] = KCOLL_SS_ARRIVED;
+		op->sstate[i] = KCOLL_OP_STEP_ARRIVED;
 	} else {
-		op->sstate[i] = KCOLL_SS_DONE;
+		op->sstate[i] = KCOLL_OP_STEP_DONE;
 		op->left--;
 	}
 	kcoll_op_kick(op);
@@ -284,6 +280,7 @@ static struct kcoll_op *kcoll_op_create(struct kcoll_comm *comm, const struct kc
 {
 	struct kcoll_sched_tuning tuning;
 	struct kcoll_coll_args fp_args;
+	struct kcoll_config cfg;
 	struct kcoll_sched_info info;
 	u64 send_bytes, recv_bytes;
 	struct kcoll_op *op;
@@ -319,7 +316,15 @@ static struct kcoll_op *kcoll_op_create(struct kcoll_comm *comm, const struct kc
 	if (ret)
 		goto out_free;
 
+	/* The node's configuration (netlink config-set), the same on every node of a job. */
 	kcoll_sched_tuning_default(&tuning);
+	kcoll_config_get(&cfg);
+	tuning.chunk_bytes = cfg.chunk_bytes;
+	tuning.small_bytes = cfg.small_bytes;
+	tuning.medium_bytes = cfg.medium_bytes;
+	tuning.tree_ranks = cfg.tree_ranks;
+	for (i = 0; i < KCOLL_NUM_COLLECTIVES; i++)
+		tuning.algo[i] = cfg.algo[i];
 	algo = kcoll_sched_choose(arg->coll, comm->nranks, kcoll_op_payload(op),
 				  op->args.in_place, arg->algo, &tuning);
 	if (algo < 0) {
@@ -446,14 +451,16 @@ static int kcoll_op_post(struct kcoll_op *op, u32 i)
 	}
 	req->mem.len = st->bytes;
 	atomic_inc(&op->nreqs);
+	trace_kcoll_step(op->comm->comm_id, op->comm->rank, op->tag >> 32, op->args.coll, i,
+			 st->peer, st->bytes);
 	spin_lock_bh(&op->comm->lock);
-	op->sstate[i] = KCOLL_SS_POSTED;
+	op->sstate[i] = KCOLL_OP_STEP_POSTED;
 	spin_unlock_bh(&op->comm->lock);
 	ret = kcoll_req_queue(req);
 	if (ret) {
 		/* Never queued: no completion, no hardware release will come for it. */
 		spin_lock_bh(&op->comm->lock);
-		op->sstate[i] = KCOLL_SS_DONE;
+		op->sstate[i] = KCOLL_OP_STEP_DONE;
 		op->sstatus[i] = ret;
 		op->left--;
 		spin_unlock_bh(&op->comm->lock);
@@ -484,7 +491,7 @@ static int kcoll_op_stage(struct kcoll_op *op)
 
 		if (st->op == KCOLL_STEP_COPY || st->op == KCOLL_STEP_REDUCE) {
 			kcoll_op_local(op, st);
-			op->sstate[i] = KCOLL_SS_DONE;
+			op->sstate[i] = KCOLL_OP_STEP_DONE;
 			nlocal++;
 		} else {
 			ret = kcoll_op_post(op, i);
@@ -533,6 +540,8 @@ static void kcoll_op_finish(struct kcoll_op *op, int status)
 	    kcoll_op_result(op, &off, &count) && count)
 		kcoll_engine_finalize(kcoll_op_ptr(op, KCOLL_BUF_RECV, off * op->args.elem_size),
 				      count, op->dtype, op->redop, op->args.nranks);
+	trace_kcoll_op_finish(comm->comm_id, comm->rank, op->tag >> 32, op->args.coll,
+			      kcoll_op_payload(op), status);
 	if (!status) {
 		atomic64_inc(&comm->coll_ops);
 		atomic64_add(kcoll_op_payload(op), &comm->coll_bytes);
@@ -575,6 +584,8 @@ static void kcoll_op_work(struct work_struct *work)
 	if (op->state == KCOLL_OP_QUEUED && !err) {
 		op->state = KCOLL_OP_RUNNING;
 		spin_unlock_bh(&comm->lock);
+		trace_kcoll_op_start(comm->comm_id, comm->rank, op->tag >> 32, op->args.coll,
+				     op->algo, kcoll_op_payload(op), op->nsteps);
 		err = kcoll_op_scratch(op, op->base[KCOLL_BUF_SCRATCH]);
 		if (!err && !op->nsteps)
 			goto out_finish;
@@ -591,7 +602,7 @@ static void kcoll_op_work(struct work_struct *work)
 				err = op->sstatus[i];
 				break;
 			}
-			if (op->sstate[i] == KCOLL_SS_ARRIVED && arrived == U32_MAX)
+			if (op->sstate[i] == KCOLL_OP_STEP_ARRIVED && arrived == U32_MAX)
 				arrived = i;
 		}
 		if (err)
@@ -600,7 +611,7 @@ static void kcoll_op_work(struct work_struct *work)
 			spin_unlock_bh(&comm->lock);
 			kcoll_op_local(op, &op->steps[arrived]);
 			spin_lock_bh(&comm->lock);
-			op->sstate[arrived] = KCOLL_SS_DONE;
+			op->sstate[arrived] = KCOLL_OP_STEP_DONE;
 			op->left--;
 			continue;
 		}

@@ -25,6 +25,7 @@
 #include <net/net_namespace.h>
 
 #include "kcoll.h"
+#include "kcoll_nl.h"
 
 /* Every comm on the node (admins see them all); guarded by kcoll_comms_mutex. */
 static LIST_HEAD(kcoll_comms);
@@ -198,6 +199,8 @@ static void kcoll_comm_fail_reqs(struct kcoll_comm *comm)
 
 static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u32 rank)
 {
+	int old = comm->state;
+
 	lockdep_assert_held(&comm->lock);
 	if (comm->state >= KCOLL_COMM_ERROR)
 		return;
@@ -213,6 +216,11 @@ static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u3
 	kcoll_coll_kick(comm);
 	wake_up_all(&comm->wq);
 	queue_work(kcoll_wq, &comm->shutdown_work);
+	kcoll_trace_comm_state(comm, old, state, err);
+	if (old != KCOLL_COMM_CREATING && state == KCOLL_COMM_ERROR)
+		kcoll_nl_event_comm(comm, KCOLL_NL_COMM_FAILED);
+	if (old != KCOLL_COMM_CREATING && rank < comm->nranks)
+		kcoll_nl_event_peer_lost(comm, rank, err);
 }
 
 /**
@@ -378,20 +386,26 @@ static void kcoll_comm_say_bye(struct kcoll_comm *comm)
 /* Destroy: say bye, abort, shut down, unlist, drop the table's reference. */
 static void kcoll_comm_destroy(struct kcoll_comm *comm)
 {
+	bool listed;
+
 	kcoll_comm_say_bye(comm);
 	kcoll_comm_abort(comm);
 	flush_work(&comm->shutdown_work);
 	kcoll_comm_shutdown(comm);
 	kcoll_buf_drop_all(comm);
 	spin_lock_bh(&comm->lock);
+	kcoll_trace_comm_state(comm, comm->state, KCOLL_COMM_DESTROYED, comm->error);
 	comm->state = KCOLL_COMM_DESTROYED;
 	spin_unlock_bh(&comm->lock);
 	mutex_lock(&kcoll_comms_mutex);
-	if (!list_empty(&comm->list)) {
+	listed = !list_empty(&comm->list);
+	if (listed) {
 		list_del_init(&comm->list);
 		kcoll_ncomms--;
 	}
 	mutex_unlock(&kcoll_comms_mutex);
+	if (listed)
+		kcoll_nl_event_comm(comm, KCOLL_NL_COMM_DESTROYED);
 	if (comm->kobj.state_in_sysfs)
 		kobject_del(&comm->kobj);
 	kcoll_comm_put(comm);
@@ -486,7 +500,7 @@ static int kcoll_comm_find_dev(struct kcoll_comm *comm)
 		ret = -EADDRNOTAVAIL;
 		goto out_destroy;
 	}
-	if (!dev->allowed) {
+	if (!READ_ONCE(dev->allowed)) {
 		kcoll_dev_put(dev);
 		ret = -EPERM;
 		goto out_destroy;
@@ -660,6 +674,8 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 	comm->handle = handle;
 
 	spin_lock_bh(&comm->lock);
+	kcoll_trace_comm_state(comm, comm->state, comm->nranks > 1 ? KCOLL_COMM_CONNECTING :
+				     KCOLL_COMM_READY, 0);
 	comm->state = comm->nranks > 1 ? KCOLL_COMM_CONNECTING : KCOLL_COMM_READY;
 	comm->was_ready = comm->nranks == 1;
 	spin_unlock_bh(&comm->lock);
@@ -699,6 +715,7 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 	ret = kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
 	if (ret)
 		goto out_destroy;
+	kcoll_nl_event_comm(comm, KCOLL_NL_COMM_CREATED);
 	kcoll_comm_put(comm);
 	return 0;
 
@@ -775,6 +792,7 @@ long kcoll_ioctl_comm_abort(struct kcoll_ctx *ctx, void __user *uarg)
 	if (!comm)
 		return -ENOENT;
 	kcoll_comm_abort(comm);
+	kcoll_nl_event_comm(comm, KCOLL_NL_COMM_FAILED);
 	kcoll_comm_put(comm);
 	return 0;
 }
@@ -839,4 +857,56 @@ void kcoll_comm_exit(void)
 	if (!list_empty(&kcoll_comms))
 		pr_err("unloading with communicators left\n");
 	kobject_put(kcoll_comms_kobj);
+}
+
+/**
+ * kcoll_comm_walk - call @fn on every listed comm from position @pos on
+ * @pos:	position to start at (0: the first comm); advanced past each comm @fn accepts
+ * @fn:		returns 0 to go on, anything else to stop at this comm (not counted)
+ * @arg:	passed to @fn
+ *
+ * For the control plane's dumps and lookups.  @fn runs under kcoll_comms_mutex: it may
+ * take comm->lock but nothing outside it in the lock order, and must not sleep for long.
+ * While it runs, comm->ctx of a listed comm is valid and comm->dev, if set, too (a
+ * device's remove() shuts its comms down under this mutex before letting the device go).
+ *
+ * Return: 0 when every comm was walked, else what @fn returned.
+ */
+int kcoll_comm_walk(unsigned long *pos, int (*fn)(struct kcoll_comm *comm, void *arg),
+		    void *arg)
+{
+	struct kcoll_comm *comm;
+	unsigned long i = 0;
+	int ret = 0;
+
+	mutex_lock(&kcoll_comms_mutex);
+	list_for_each_entry(comm, &kcoll_comms, list) {
+		if (i++ < *pos)
+			continue;
+		ret = fn(comm, arg);
+		if (ret)
+			break;
+		(*pos)++;
+	}
+	mutex_unlock(&kcoll_comms_mutex);
+	return ret;
+}
+
+/**
+ * kcoll_comm_admin_abort - abort a comm on an administrator's request (netlink COMM_ABORT)
+ * @comm:	the communicator (referenced by the caller)
+ *
+ * As COMM_ABORT by its owner: state ABORTED with -ECONNABORTED, pending operations fail,
+ * waiters wake (a COMM_CREATE still connecting returns ECONNABORTED).  The owner still
+ * destroys it.
+ */
+void kcoll_comm_admin_abort(struct kcoll_comm *comm)
+{
+	pr_info("comm %llx rank %u: abort requested by an administrator\n", comm->comm_id,
+		comm->rank);
+	/* The event under the lock: it reports the state the abort left, not a later one. */
+	spin_lock_bh(&comm->lock);
+	kcoll_comm_set_error(comm, KCOLL_COMM_ABORTED, -ECONNABORTED, U32_MAX);
+	kcoll_nl_event_comm(comm, KCOLL_NL_COMM_FAILED);
+	spin_unlock_bh(&comm->lock);
 }

@@ -15,6 +15,7 @@
 #include <linux/slab.h>
 
 #include "kcoll.h"
+#include "kcoll_nl.h"
 
 /* Retry a refused or unreachable connect this often until the comm's deadline. */
 #define KCOLL_RETRY_MS		200
@@ -338,7 +339,7 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u
 		spin_unlock_bh(&comm->lock);
 		return KCOLL_REJ_DUPLICATE;
 	}
-	conn->state = KCOLL_CONN_CONNECTING;
+	kcoll_conn_set_state(conn, KCOLL_CONN_CONNECTING);
 	spin_unlock_bh(&comm->lock);
 
 	ret = kcoll_conn_create_qp(conn, id);
@@ -374,7 +375,7 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u
 
 out_idle:
 	spin_lock_bh(&comm->lock);
-	conn->state = KCOLL_CONN_IDLE;
+	kcoll_conn_set_state(conn, KCOLL_CONN_IDLE);
 	spin_unlock_bh(&comm->lock);
 	pr_warn_ratelimited("comm %llx: rank %u: cannot accept rank %u: %d\n",
 			    comm->comm_id, comm->rank, src, ret);
@@ -392,14 +393,18 @@ int kcoll_conn_connect(struct kcoll_conn *conn)
 	struct kcoll_comm *comm = conn->comm;
 	struct sockaddr_storage src;
 	struct rdma_cm_id *id;
-	int ret;
+	int ret, tos;
 
 	lockdep_assert_held(&comm->teardown_mutex);
 	id = rdma_create_id(comm->net, kcoll_cm_handler, conn, RDMA_PS_TCP, IB_QPT_RC);
 	if (IS_ERR(id))
 		return PTR_ERR(id);
-	if (READ_ONCE(kcoll_tos) >= 0)
-		rdma_set_service_type(id, min(READ_ONCE(kcoll_tos), 255));
+	/* comm->dev only changes under teardown_mutex (shutdown clears it): held here. */
+	tos = comm->dev ? READ_ONCE(comm->dev->tos) : -1;
+	if (tos < 0)
+		tos = READ_ONCE(kcoll_tos);
+	if (tos >= 0)
+		rdma_set_service_type(id, min(tos, 255));
 	spin_lock_bh(&comm->lock);
 	if (comm->state != KCOLL_COMM_CONNECTING) {
 		spin_unlock_bh(&comm->lock);
@@ -407,7 +412,7 @@ int kcoll_conn_connect(struct kcoll_conn *conn)
 		return 0;
 	}
 	conn->cm_id = id;
-	conn->state = KCOLL_CONN_CONNECTING;
+	kcoll_conn_set_state(conn, KCOLL_CONN_CONNECTING);
 	spin_unlock_bh(&comm->lock);
 
 	/* Our own address, any port: the connection leaves from this rank's device. */
@@ -470,7 +475,7 @@ static void kcoll_conn_retry_later(struct kcoll_conn *conn, int err)
 	spin_lock_bh(&comm->lock);
 	conn->last_err = err;
 	if (comm->state == KCOLL_COMM_CONNECTING && conn->state == KCOLL_CONN_CONNECTING) {
-		conn->state = KCOLL_CONN_RETRY;
+		kcoll_conn_set_state(conn, KCOLL_CONN_RETRY);
 		queue_delayed_work(kcoll_wq, &conn->retry_work, msecs_to_jiffies(KCOLL_RETRY_MS));
 	}
 	spin_unlock_bh(&comm->lock);
@@ -497,7 +502,7 @@ void kcoll_conn_retry_work(struct work_struct *work)
 		/* Passive side: the attempt failed half-way; wait for the peer's next one. */
 		spin_lock_bh(&comm->lock);
 		if (conn->state == KCOLL_CONN_RETRY)
-			conn->state = KCOLL_CONN_IDLE;
+			kcoll_conn_set_state(conn, KCOLL_CONN_IDLE);
 		spin_unlock_bh(&comm->lock);
 		mutex_unlock(&comm->teardown_mutex);
 		return;
@@ -541,6 +546,7 @@ static void kcoll_comm_check_ready(struct kcoll_comm *comm)
 	lockdep_assert_held(&comm->lock);
 	if (comm->state == KCOLL_COMM_CONNECTING && comm->nup == comm->nranks - 1 &&
 	    comm->nready == comm->nranks - 1) {
+		kcoll_trace_comm_state(comm, comm->state, KCOLL_COMM_READY, 0);
 		comm->state = KCOLL_COMM_READY;
 		comm->was_ready = true;
 		wake_up_all(&comm->wq);
@@ -577,7 +583,7 @@ static void kcoll_conn_established(struct kcoll_conn *conn)
 
 	spin_lock_bh(&comm->lock);
 	if (conn->state == KCOLL_CONN_CONNECTING && comm->state == KCOLL_COMM_CONNECTING) {
-		conn->state = KCOLL_CONN_UP;
+		kcoll_conn_set_state(conn, KCOLL_CONN_UP);
 		conn->last_ok = jiffies;
 		conn->last_tx = jiffies;
 		comm->nup++;
@@ -603,12 +609,13 @@ static void kcoll_conn_peer_left(struct kcoll_conn *conn)
 	spin_lock_bh(&comm->lock);
 	conn->peer_left = true;
 	if (conn->state == KCOLL_CONN_UP)
-		conn->state = KCOLL_CONN_DOWN;
+		kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
 	list_for_each_entry_safe(req, tmp, &conn->sendq, qlist)
 		kcoll_req_complete(req, -ECONNRESET, 0);
 	list_for_each_entry_safe(req, tmp, &conn->recvq, qlist)
 		kcoll_req_complete(req, -ECONNRESET, 0);
 	spin_unlock_bh(&comm->lock);
+	kcoll_nl_event_peer_lost(comm, conn->peer, -ECONNRESET);
 }
 
 /* After a departed peer's disconnect drained the QP: its failed requests may let go. */
@@ -765,6 +772,6 @@ void kcoll_conn_teardown(struct kcoll_conn *conn)
 {
 	kcoll_conn_release_id(conn);
 	spin_lock_bh(&conn->comm->lock);
-	conn->state = KCOLL_CONN_DOWN;
+	kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
 	spin_unlock_bh(&conn->comm->lock);
 }

@@ -24,6 +24,7 @@
 
 #include "kcoll.h"
 #include "kcoll_engine.h"
+#include "kcoll_nl.h"
 
 /* Bytes reduced per kernel_fpu_begin()/end() section. */
 #define KCOLL_FPU_PIECE		SZ_64K
@@ -145,6 +146,7 @@ int kcoll_engine_register(struct kcoll_engine *e)
 	list_add_rcu(&ent->list, &kcoll_engines);
 	mutex_unlock(&kcoll_engines_mutex);
 	pr_info("reduction engine %s registered\n", e->name);
+	kcoll_nl_event_engine(e->name, 0);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kcoll_engine_register);

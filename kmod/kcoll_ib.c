@@ -16,6 +16,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "kcoll.h"
+#include "kcoll_nl.h"
 
 /* Devices in add order; kcoll_ndevs counts them.  Both guarded by kcoll_devs_mutex. */
 static LIST_HEAD(kcoll_devs);
@@ -88,6 +89,29 @@ struct kcoll_dev *kcoll_dev_get_by_ibdev(struct ib_device *ibdev)
 	return found;
 }
 
+/**
+ * kcoll_dev_get_nth - the device at position @pos of the list, with a user reference
+ * @pos: 0 for the first
+ *
+ * For dumps, which resume at a position.  Return: the device (release with
+ * kcoll_dev_put()), or NULL past the end.
+ */
+struct kcoll_dev *kcoll_dev_get_nth(unsigned long pos)
+{
+	struct kcoll_dev *dev, *found = NULL;
+
+	mutex_lock(&kcoll_devs_mutex);
+	list_for_each_entry(dev, &kcoll_devs, list) {
+		if (!pos--) {
+			refcount_inc(&dev->users);
+			found = dev;
+			break;
+		}
+	}
+	mutex_unlock(&kcoll_devs_mutex);
+	return found;
+}
+
 void kcoll_dev_put(struct kcoll_dev *dev)
 {
 	if (refcount_dec_and_test(&dev->users))
@@ -107,6 +131,7 @@ static int kcoll_ib_add(struct ib_device *ibdev)
 	refcount_set(&dev->users, 1);
 	init_completion(&dev->drained);
 	dev->allowed = kcoll_dev_name_allowed(dev_name(&ibdev->dev));
+	dev->tos = -1;
 
 	/* On failure the kobject's release has freed dev already. */
 	ret = kcoll_sysfs_dev_add(dev);
@@ -122,6 +147,7 @@ static int kcoll_ib_add(struct ib_device *ibdev)
 	dev_info(&ibdev->dev, "kcoll: tracking %s device, %u port(s)%s\n",
 		 kcoll_dev_node_type(dev), ibdev->phys_port_cnt,
 		 dev->allowed ? "" : ", not allowed by devices=");
+	kcoll_nl_event_dev(dev, true);
 	return 0;
 }
 
@@ -134,6 +160,7 @@ static void kcoll_ib_remove(struct ib_device *ibdev, void *client_data)
 	kcoll_ndevs--;
 	WRITE_ONCE(dev->removing, true);
 	mutex_unlock(&kcoll_devs_mutex);
+	kcoll_nl_event_dev(dev, false);
 
 	/*
 	 * Drain: communicators on the device lose their connections and memory registrations

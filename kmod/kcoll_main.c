@@ -3,7 +3,8 @@
  * kcoll: collective communication over RDMA, driven by the kernel.
  *
  * Module entry: parameters, the feature set, and the order in which the parts come up and go
- * down.  Bring-up is sysfs (so devices have a place to appear), then the ib_client (devices),
+ * down.  Bring-up is sysfs (so devices have a place to appear), the configuration and the
+ * netlink family (so device and comm events can be sent), then the ib_client (devices),
  * then /dev/kcoll last, so no user can reach a half-initialised module; tear-down is the exact
  * reverse.
  */
@@ -14,6 +15,7 @@
 #include <linux/string.h>
 
 #include "kcoll.h"
+#include "kcoll_nl.h"
 
 static char *devices;
 module_param(devices, charp, 0444);
@@ -105,9 +107,16 @@ static int __init kcoll_init(void)
 	ret = kcoll_engine_init();
 	if (ret)
 		goto out_sysfs;
-	ret = kcoll_comm_init();
+	ret = kcoll_config_init();
 	if (ret)
 		goto out_engine;
+	/* Before devices and comms, which send events; its commands cope with neither yet. */
+	ret = kcoll_nl_init();
+	if (ret)
+		goto out_config;
+	ret = kcoll_comm_init();
+	if (ret)
+		goto out_nl;
 	ret = kcoll_ib_init();
 	if (ret)
 		goto out_comm;
@@ -121,6 +130,10 @@ out_ib:
 	kcoll_ib_exit();
 out_comm:
 	kcoll_comm_exit();
+out_nl:
+	kcoll_nl_exit();
+out_config:
+	kcoll_config_exit();
 out_engine:
 	kcoll_engine_exit();
 out_sysfs:
@@ -135,6 +148,8 @@ static void __exit kcoll_exit(void)
 	kcoll_chrdev_exit();
 	kcoll_ib_exit();
 	kcoll_comm_exit();
+	kcoll_nl_exit();
+	kcoll_config_exit();
 	kcoll_engine_exit();
 	kcoll_sysfs_exit();
 	destroy_workqueue(kcoll_wq);

@@ -16,6 +16,7 @@
 #include <linux/uaccess.h>
 
 #include "kcoll.h"
+#include "kcoll_trace.h"
 
 /* Send queue slots kept for control messages, and the largest single RDMA WRITE. */
 #define KCOLL_SQ_RESERVE	8
@@ -117,6 +118,8 @@ void kcoll_req_complete(struct kcoll_req *req, int status, u64 result)
 	req->state = KCOLL_REQ_DONE;
 	req->status = status;
 	req->result = result;
+	trace_kcoll_p2p_finish(comm->comm_id, comm->rank, req->conn->peer, req->send, req->seq,
+			       result, status);
 	list_del_init(&req->qlist);
 	if (!status) {
 		if (req->send) {
@@ -490,6 +493,8 @@ int kcoll_req_queue(struct kcoll_req *req)
 		req->seq = conn->recv_seq++;
 		list_add_tail(&req->qlist, &conn->recvq);
 	}
+	trace_kcoll_p2p_start(comm->comm_id, comm->rank, conn->peer, req->send, req->seq,
+			      req->mem.len, 0);
 	kref_get(&req->ref);	/* comm->reqs' reference, put by kcoll_req_hw_work() */
 	list_add_tail(&req->all, &comm->reqs);
 	atomic_inc(&comm->nhw);

@@ -5,7 +5,8 @@
 set -euo pipefail
 
 build_pkgs=(gcc make libc6-dev pkg-config linux-headers-amd64 libmnl-dev libibverbs-dev
-	    librdmacm-dev linux-source-6.1 xz-utils python3 groff-base sparse)
+	    librdmacm-dev linux-source-6.1 xz-utils python3 python3-yaml groff-base sparse
+	    clang bpftool libbpf-dev)
 rig_pkgs=(qemu-system-x86 busybox-static kmod iproute2 cpio rdma-core ibverbs-utils
 	  rdmacm-utils perftest iputils-ping)
 

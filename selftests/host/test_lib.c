@@ -263,6 +263,10 @@ TEST(shared_object_exports)
 			TH_LOG("%s@KCOLL_0.1 missing", kcoll_exports[i]);
 		}
 	}
+	/* The control plane came with KCOLL_0.3. */
+	EXPECT_NE(NULL, dlvsym(so, "kcoll_nl_open", "KCOLL_0.3"));
+	EXPECT_NE(NULL, dlvsym(so, "kcoll_nl_event_next", "KCOLL_0.3"));
+	EXPECT_EQ(NULL, dlsym(so, "kcoll_nl_talk"));
 	EXPECT_EQ(NULL, dlsym(so, "kcoll_opts_validate"));
 	dlclose(so);
 }

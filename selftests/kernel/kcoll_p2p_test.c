@@ -54,7 +54,8 @@ TEST_F_TIMEOUT(world, query_reports_ready, 120)
 /* What an admin sees: kcollctl -j lists this rank of the comm, ready, with its peers. */
 TEST_F_TIMEOUT(world, kcollctl_shows_comm, 120)
 {
-	char cmd[256], out[4096] = "", want[128];
+	char cmd[256], out[16384] = "", want[128];
+	unsigned int i;
 	size_t n;
 	FILE *p;
 
@@ -72,6 +73,13 @@ TEST_F_TIMEOUT(world, kcollctl_shows_comm, 120)
 	snprintf(want, sizeof(want), "\"peers_connected\":%u", self->nranks - 1);
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"state\":\"ready\"")) TH_LOG("%s", out);
+	/* Over netlink, every peer is listed with its connection up. */
+	for (i = 0; i < self->nranks; i++) {
+		if (i == self->rank)
+			continue;
+		snprintf(want, sizeof(want), "{\"rank\":%u,\"state\":\"up\"", i);
+		EXPECT_NE(NULL, strstr(out, want)) TH_LOG("peer %u: %s", i, out);
+	}
 }
 
 /* Ring exchange of one size; the content is checked byte by byte. */

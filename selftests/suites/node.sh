@@ -21,6 +21,11 @@ run kcoll_rxe sh selftests/kernel/kcoll_rxe.sh
 modprobe kcoll
 run kcoll_info $k/kcoll_info_test
 run kcoll_open $k/kcoll_open_test
+# The control plane: netlink family, kcollctl over it, events, tracepoints.
+sh selftests/kernel/kcoll_trace.sh start
+run kcoll_nl $k/kcoll_nl_test
+run kcoll_trace sh selftests/kernel/kcoll_trace.sh check
+run kcoll_bpf sh selftests/kernel/kcoll_bpf.sh
 modprobe -r kcoll
 modprobe -r rdma_rxe
 rig_kmemleak_check >"$tap/kmemleak.tap" 2>&1

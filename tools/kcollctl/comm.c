@@ -16,10 +16,13 @@
 static void kcoll_ctl_comm_usage(FILE *f)
 {
 	fputs("Usage: kcollctl comm [ { show | list } [ ID ] ]\n"
+	      "       kcollctl comm abort { NAME | COMM_ID RANK }\n"
 	      "       kcollctl comm help\n"
 	      "where  ID := { COMM_ID | NAME }\n"
 	      "       COMM_ID := communicator id in hex, e.g. 908c115900303fc2 (all its ranks)\n"
-	      "       NAME := one rank's sysfs directory, e.g. 908c115900303fc2-0\n", f);
+	      "       NAME := one rank's sysfs directory, e.g. 908c115900303fc2-0\n"
+	      "comm show lists peers and the operation in flight when the kcoll netlink family\n"
+	      "is there (else it reads sysfs); comm abort needs it, and CAP_NET_ADMIN.\n", f);
 }
 
 /* What "show ID" selects: every rank of one comm id, or one directory by name. */
@@ -156,6 +159,12 @@ static int kcoll_ctl_comm_show(struct kcoll_ctl *ctl, int argc, char **argv)
 		return kcoll_ctl_usage_err(&kcoll_ctl_comm_obj,
 					   "comm show: unexpected argument \"%s\"", argv[1]);
 	kcoll_ctl_comm_filter_init(&f, argc ? argv[0] : NULL);
+	/* Netlink has peers and the op in flight; sysfs (or KCOLL_SYSFS_ROOT) the fallback. */
+	if (!getenv(KCOLL_SYSFS_ROOT_ENV)) {
+		ret = kcoll_ctl_nl_comm_show(ctl, f.arg);
+		if (ret >= 0)
+			return ret;
+	}
 	err = kcoll_comm_list(NULL, &comms, &n);
 	if (err)
 		return kcoll_ctl_comm_list_err(-err);
@@ -170,6 +179,7 @@ static int kcoll_ctl_comm_show(struct kcoll_ctl *ctl, int argc, char **argv)
 static const struct kcoll_ctl_cmd kcoll_ctl_comm_cmds[] = {
 	{ "show",	kcoll_ctl_comm_show },
 	{ "list",	kcoll_ctl_comm_show },
+	{ "abort",	kcoll_ctl_nl_comm_abort },
 	{ NULL,		NULL },
 };
 

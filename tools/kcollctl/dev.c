@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <libkcoll.h>
@@ -13,8 +14,11 @@
 static void kcoll_ctl_dev_usage(FILE *f)
 {
 	fputs("Usage: kcollctl dev [ { show | list } [ DEV ] ]\n"
+	      "       kcollctl dev set DEV [ allowed { yes | no } ] [ tos { 0..255 | default } ]\n"
 	      "       kcollctl dev help\n"
-	      "where  DEV := RDMA device name, e.g. rxe0\n", f);
+	      "where  DEV := RDMA device name, e.g. rxe0\n"
+	      "dev show lists ports and GIDs when the kcoll netlink family is there (else it\n"
+	      "reads sysfs); dev set needs it, and CAP_NET_ADMIN.\n", f);
 }
 
 /* The GUID the way rdma(8) and ibstat print it: four groups of 16 bits. */
@@ -112,6 +116,12 @@ static int kcoll_ctl_dev_show(struct kcoll_ctl *ctl, int argc, char **argv)
 					   "dev show: unexpected argument \"%s\"", argv[1]);
 	if (argc)
 		name = argv[0];
+	/* Netlink has ports and GIDs; sysfs (or a fake tree, KCOLL_SYSFS_ROOT) is the fallback. */
+	if (!getenv(KCOLL_SYSFS_ROOT_ENV)) {
+		ret = kcoll_ctl_nl_dev_show(ctl, name);
+		if (ret >= 0)
+			return ret;
+	}
 	err = kcoll_dev_list(NULL, &devs, &n);
 	if (err)
 		return kcoll_ctl_dev_list_err(-err);
@@ -126,6 +136,7 @@ static int kcoll_ctl_dev_show(struct kcoll_ctl *ctl, int argc, char **argv)
 static const struct kcoll_ctl_cmd kcoll_ctl_dev_cmds[] = {
 	{ "show",	kcoll_ctl_dev_show },
 	{ "list",	kcoll_ctl_dev_show },	/* devlink/rdma users type either */
+	{ "set",	kcoll_ctl_nl_dev_set },
 	{ NULL,		NULL },
 };
 

@@ -38,7 +38,7 @@ _kcollctl()
 	fi
 
 	local opts="-j --json -p --pretty -V --version -h --help --device"
-	local objects="info dev comm help"
+	local objects="info dev comm config stats monitor help"
 	local i obj="" objidx=0
 
 	# The object is the first word that is not an option (or --device's argument).
@@ -75,17 +75,55 @@ _kcollctl()
 		;;
 	dev)
 		if ((nargs == 1)); then
-			COMPREPLY=($(compgen -W "show list help" -- "$cur"))
-		elif ((nargs == 2)) && [[ $prev == show || $prev == list ]]; then
+			COMPREPLY=($(compgen -W "show list set help" -- "$cur"))
+		elif ((nargs == 2)) && [[ $prev == show || $prev == list || $prev == set ]]; then
 			COMPREPLY=($(compgen -W "$(_kcollctl_devices)" -- "$cur"))
+		elif ((nargs >= 3)) && [[ ${words[objidx + 1]} == set ]]; then
+			case $prev in
+			allowed) COMPREPLY=($(compgen -W "yes no" -- "$cur")) ;;
+			tos) COMPREPLY=($(compgen -W "default" -- "$cur")) ;;
+			*) ((nargs % 2 == 1)) && COMPREPLY=($(compgen -W "allowed tos" -- "$cur")) ;;
+			esac
 		fi
 		;;
 	comm)
 		if ((nargs == 1)); then
-			COMPREPLY=($(compgen -W "show list help" -- "$cur"))
+			COMPREPLY=($(compgen -W "show list abort help" -- "$cur"))
 		elif ((nargs == 2)) && [[ $prev == show || $prev == list ]]; then
 			COMPREPLY=($(compgen -W "$(_kcollctl_comms)" -- "$cur"))
+		elif ((nargs == 2)) && [[ $prev == abort ]]; then
+			COMPREPLY=($(compgen -W "$(_kcollctl_comms | grep -- -)" -- "$cur"))
 		fi
+		;;
+	config)
+		local keys="listen_port connect_timeout_ms op_timeout_ms tos chunk_bytes small_bytes
+			    medium_bytes tree_ranks algo"
+		local colls="broadcast scatter gather reduce allreduce allgather reduce_scatter
+			     alltoall barrier allgatherv alltoallv reduce_scatterv"
+		local algos="auto ring recdbl rabenseifner binomial dbtree chain pairwise bruck"
+		if ((nargs == 1)); then
+			COMPREPLY=($(compgen -W "show set help" -- "$cur"))
+		elif [[ ${words[objidx + 1]} == set ]]; then
+			if [[ $prev == algo ]]; then
+				COMPREPLY=($(compgen -W "$colls" -- "$cur"))
+			elif [[ ${words[cword - 2]} == algo ]]; then
+				COMPREPLY=($(compgen -W "$algos" -- "$cur"))
+			elif [[ $prev == tos ]]; then
+				COMPREPLY=($(compgen -W "default" -- "$cur"))
+			elif [[ $prev == set || " $algos " == *" $prev "* ]] ||
+			     [[ $prev =~ ^-?[0-9]+$ || $prev == default ]]; then
+				COMPREPLY=($(compgen -W "$keys" -- "$cur"))
+			fi
+		fi
+		;;
+	stats)
+		((nargs == 1)) && COMPREPLY=($(compgen -W "show help" -- "$cur"))
+		;;
+	monitor)
+		case $prev in
+		count|timeout) ;;
+		*) COMPREPLY=($(compgen -W "show count timeout help" -- "$cur")) ;;
+		esac
 		;;
 	esac
 } &&

@@ -19,11 +19,13 @@
 
 #define KCOLL_CTL_NAME	"kcollctl"
 
-/* Add later objects (engine, config, stats, monitor) here. */
 static const struct kcoll_ctl_obj *const kcoll_ctl_objs[] = {
 	&kcoll_ctl_info_obj,
 	&kcoll_ctl_dev_obj,
 	&kcoll_ctl_comm_obj,
+	&kcoll_ctl_config_obj,
+	&kcoll_ctl_stats_obj,
+	&kcoll_ctl_monitor_obj,
 	NULL,
 };
 
@@ -132,6 +134,8 @@ static int kcoll_ctl_dispatch(struct kcoll_ctl *ctl, const struct kcoll_ctl_obj 
 		if (!strcmp(cmd->name, argv[0]))
 			return cmd->fn(ctl, argc - 1, argv + 1);
 	}
+	if (obj->default_takes_args)
+		return obj->cmds[0].fn(ctl, argc, argv);
 	return kcoll_ctl_usage_err(obj, "%s: unknown command \"%s\"", obj->name, argv[0]);
 }
 

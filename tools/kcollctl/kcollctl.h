@@ -39,11 +39,29 @@ struct kcoll_ctl_obj {
 	/* NULL-terminated; the first command runs when none is given ("kcollctl dev") */
 	const struct kcoll_ctl_cmd *cmds;
 	void (*usage)(FILE *f);
+	/* an unknown command word is an argument of the first command ("monitor count 3") */
+	bool default_takes_args;
 };
 
 extern const struct kcoll_ctl_obj kcoll_ctl_info_obj;
 extern const struct kcoll_ctl_obj kcoll_ctl_dev_obj;
 extern const struct kcoll_ctl_obj kcoll_ctl_comm_obj;
+extern const struct kcoll_ctl_obj kcoll_ctl_config_obj;
+extern const struct kcoll_ctl_obj kcoll_ctl_stats_obj;
+extern const struct kcoll_ctl_obj kcoll_ctl_monitor_obj;
+
+/* netlink.c: the "kcoll" generic netlink family */
+struct kcoll_nl;
+extern const char *const kcoll_ctl_colls[];
+extern const char *const kcoll_ctl_algos[];
+int kcoll_ctl_lookup(const char *const *tbl, const char *name);
+int kcoll_ctl_nl_open(struct kcoll_nl **nl, bool quiet);
+int kcoll_ctl_nl_err(const char *what, int err);
+/* -1: no netlink family, use sysfs; else an exit code */
+int kcoll_ctl_nl_dev_show(struct kcoll_ctl *ctl, const char *name);
+int kcoll_ctl_nl_comm_show(struct kcoll_ctl *ctl, const char *arg);
+int kcoll_ctl_nl_dev_set(struct kcoll_ctl *ctl, int argc, char **argv);
+int kcoll_ctl_nl_comm_abort(struct kcoll_ctl *ctl, int argc, char **argv);
 
 /* "kcollctl: <message>\n" on stderr; returns KCOLL_CTL_ERR for "return kcoll_ctl_err(...)". */
 int kcoll_ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

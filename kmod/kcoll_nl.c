@@ -1,0 +1,1119 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The generic netlink family "kcoll": devices, communicators, engines, configuration and
+ * the "events" multicast group.  Documentation/netlink/specs/kcoll.yaml is the reference;
+ * the numbers are in include/uapi/linux/kcoll_netlink.h.
+ *
+ * Validation is strict: unknown attributes, wrong types and lengths are refused by the core
+ * (new family, strict parsing), values out of range by the validators below, missing ones
+ * by the commands; every refusal is -EINVAL with an extended ACK message.  Commands that
+ * change anything need CAP_NET_ADMIN in the user namespace owning the requester's network
+ * namespace (checked in pre_doit, so the refusal carries a message too).
+ *
+ * The family is not parallel: the genetlink mutex serialises its commands.  Events are sent
+ * from any context, with GFP_ATOMIC, and never take a lock (some are sent under comm->lock).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/jiffies.h>
+#include <linux/netdevice.h>
+#include <net/genetlink.h>
+#include <net/net_namespace.h>
+#include <net/sock.h>
+#include <rdma/ib_cache.h>
+#include <linux/kcoll_netlink.h>
+
+#include "kcoll.h"
+#include "kcoll_nl.h"
+
+/* genl_ops.internal_flags */
+#define KCOLL_NL_ADMIN		BIT(0)
+
+/* Index of the "events" group in kcoll_nl_mcgrps. */
+#define KCOLL_NL_MCGRP_EVENTS	0
+
+static struct genl_family kcoll_nl_family;
+static bool kcoll_nl_registered;
+
+/* ---- validators: a value out of range is -EINVAL with a message naming it ------------- */
+
+/**
+ * struct kcoll_nl_bound - the range of one integer attribute
+ * @lo, @hi:	inclusive bounds
+ * @is_signed:	the attribute is signed (s32)
+ * @msg:	extended ACK message when the value is out of range
+ */
+struct kcoll_nl_bound {
+	s64 lo;
+	s64 hi;
+	bool is_signed;
+	const char *msg;
+};
+
+static const struct kcoll_nl_bound kcoll_nl_dev_bounds[KCOLL_A_DEV_MAX + 1] = {
+	[KCOLL_A_DEV_ALLOWED]	= { 0, 1, false, "allowed must be 0 or 1" },
+	[KCOLL_A_DEV_TOS]	= { -1, 255, true, "tos must be -1 to 255" },
+};
+
+static const struct kcoll_nl_bound kcoll_nl_comm_bounds[KCOLL_A_COMM_MAX + 1] = {
+	[KCOLL_A_COMM_RANK]	= { 0, KCOLL_MAX_RANKS - 1, false, "rank must be 0 to 4095" },
+};
+
+static const struct kcoll_nl_bound kcoll_nl_config_bounds[KCOLL_A_CONFIG_MAX + 1] = {
+	[KCOLL_A_CONFIG_LISTEN_PORT]	    = { 1, U16_MAX, false,
+						"listen-port must be 1 to 65535" },
+	[KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS] = { 100, 3600000, false,
+						"connect-timeout-ms must be 100 to 3600000" },
+	[KCOLL_A_CONFIG_OP_TIMEOUT_MS]	    = { 100, 3600000, false,
+						"op-timeout-ms must be 100 to 3600000" },
+	[KCOLL_A_CONFIG_TOS]		    = { -1, 255, true, "tos must be -1 to 255" },
+	[KCOLL_A_CONFIG_CHUNK_BYTES]	    = { 4096, 64 << 20, false,
+						"chunk-bytes must be 4096 to 67108864" },
+	[KCOLL_A_CONFIG_SMALL_BYTES]	    = { 0, 1 << 30, false,
+						"small-bytes must be at most 1073741824" },
+	[KCOLL_A_CONFIG_MEDIUM_BYTES]	    = { 0, 1 << 30, false,
+						"medium-bytes must be at most 1073741824" },
+	[KCOLL_A_CONFIG_TREE_RANKS]	    = { 2, KCOLL_MAX_RANKS, false,
+						"tree-ranks must be 2 to 4096" },
+};
+
+static const struct kcoll_nl_bound kcoll_nl_algo_bounds[KCOLL_A_ALGO_MAX + 1] = {
+	[KCOLL_A_ALGO_COLL]	 = { 0, KCOLL_NUM_COLLECTIVES - 1, false, "unknown collective" },
+	[KCOLL_A_ALGO_ALGORITHM] = { 0, KCOLL_NUM_ALGORITHMS - 1, false, "unknown algorithm" },
+};
+
+static const struct kcoll_nl_bound kcoll_nl_engine_bounds[KCOLL_A_ENGINE_MAX + 1] = {
+	[KCOLL_A_ENGINE_DTYPE]	= { 0, KCOLL_NUM_DATATYPES - 1, false, "unknown datatype" },
+	[KCOLL_A_ENGINE_OP]	= { 0, KCOLL_NUM_RED_OPS - 1, false,
+				    "unknown reduction operation" },
+};
+
+/*
+ * Check an integer attribute against its bound; the policy has checked its length (1, 2 or
+ * 4 bytes).  The core would answer ERANGE for a policy range: kcoll answers EINVAL, as for
+ * every other bad attribute, with a message naming the limits.
+ */
+static int kcoll_nl_check(const struct nlattr *nla, struct netlink_ext_ack *extack,
+			  const struct kcoll_nl_bound *b)
+{
+	s64 v;
+
+	switch (nla_len(nla)) {
+	case 1:
+		v = nla_get_u8(nla);
+		break;
+	case 2:
+		v = nla_get_u16(nla);
+		break;
+	default:
+		v = b->is_signed ? (s64)nla_get_s32(nla) : (s64)nla_get_u32(nla);
+		break;
+	}
+	if (v >= b->lo && v <= b->hi)
+		return 0;
+	/* NL_SET_ERR_MSG_ATTR() wants a literal; the messages here are static strings. */
+	if (extack) {
+		NL_SET_BAD_ATTR(extack, nla);
+		extack->_msg = b->msg;
+	}
+	return -EINVAL;
+}
+
+/*
+ * The bounds of every attribute of @tb that has one.  The policies below only give types:
+ * 6.1's policy dump in an extended ACK (NLMSGERR_ATTR_POLICY) WARNs on integer attributes
+ * with a validation function, and its ranges answer ERANGE, where kcoll answers EINVAL.
+ */
+static int kcoll_nl_check_bounds(struct nlattr **tb, const struct kcoll_nl_bound *b,
+				 int max, struct netlink_ext_ack *extack)
+{
+	int i;
+
+	for (i = 1; i <= max; i++) {
+		if (tb[i] && b[i].msg && kcoll_nl_check(tb[i], extack, &b[i]))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* ---- policies ---------------------------------------------------------------------------- */
+
+static const struct nla_policy kcoll_nl_dev_get_policy[KCOLL_A_DEV_MAX + 1] = {
+	[KCOLL_A_DEV_NAME]	= { .type = NLA_NUL_STRING, .len = IB_DEVICE_NAME_MAX - 1 },
+};
+
+static const struct nla_policy kcoll_nl_dev_set_policy[KCOLL_A_DEV_MAX + 1] = {
+	[KCOLL_A_DEV_NAME]	= { .type = NLA_NUL_STRING, .len = IB_DEVICE_NAME_MAX - 1 },
+	[KCOLL_A_DEV_ALLOWED]	= { .type = NLA_U8 },
+	[KCOLL_A_DEV_TOS]	= { .type = NLA_S32 },
+};
+
+static const struct nla_policy kcoll_nl_comm_policy[KCOLL_A_COMM_MAX + 1] = {
+	[KCOLL_A_COMM_ID]	= { .type = NLA_U64 },
+	[KCOLL_A_COMM_RANK]	= { .type = NLA_U32 },
+};
+
+/* Only attributes of the set, none accepted: config-get takes none. */
+static const struct nla_policy kcoll_nl_config_get_policy[KCOLL_A_CONFIG_MAX + 1] = {
+};
+
+static const struct nla_policy kcoll_nl_algo_policy[KCOLL_A_ALGO_MAX + 1] = {
+	[KCOLL_A_ALGO_COLL]	 = { .type = NLA_U32 },
+	[KCOLL_A_ALGO_ALGORITHM] = { .type = NLA_U32 },
+};
+
+static const struct nla_policy kcoll_nl_config_set_policy[KCOLL_A_CONFIG_MAX + 1] = {
+	[KCOLL_A_CONFIG_LISTEN_PORT]	    = { .type = NLA_U16 },
+	[KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS] = { .type = NLA_U32 },
+	[KCOLL_A_CONFIG_OP_TIMEOUT_MS]	    = { .type = NLA_U32 },
+	[KCOLL_A_CONFIG_TOS]		    = { .type = NLA_S32 },
+	[KCOLL_A_CONFIG_CHUNK_BYTES]	    = { .type = NLA_U32 },
+	[KCOLL_A_CONFIG_SMALL_BYTES]	    = { .type = NLA_U32 },
+	[KCOLL_A_CONFIG_MEDIUM_BYTES]	    = { .type = NLA_U32 },
+	[KCOLL_A_CONFIG_TREE_RANKS]	    = { .type = NLA_U32 },
+	[KCOLL_A_CONFIG_ALGO]		    = NLA_POLICY_NESTED(kcoll_nl_algo_policy),
+};
+
+static const struct nla_policy kcoll_nl_engine_set_policy[KCOLL_A_ENGINE_MAX + 1] = {
+	[KCOLL_A_ENGINE_NAME]	= { .type = NLA_NUL_STRING, .len = 31 },
+	[KCOLL_A_ENGINE_DTYPE]	= { .type = NLA_U32 },
+	[KCOLL_A_ENGINE_OP]	= { .type = NLA_U32 },
+};
+
+/* A missing attribute: -EINVAL, with the attribute's type and a message. */
+static bool kcoll_nl_missing(struct genl_info *info, int type, const char *msg)
+{
+	if (info->attrs[type])
+		return false;
+	NL_SET_ERR_ATTR_MISS(info->extack, NULL, type);
+	info->extack->_msg = msg;	/* a static string, as NL_SET_ERR_MSG() would set */
+	return true;
+}
+
+/*
+ * 6.1 has one policy per command for its do and its dump: on their first call, dumps
+ * (which take no attribute) refuse those the do accepts.  Not in a start callback: only
+ * dumpit has an extended ACK to explain the refusal.  cb->args[1] marks the check done.
+ */
+static int kcoll_nl_dump_check(struct netlink_callback *cb)
+{
+	const struct genl_dumpit_info *info = genl_dumpit_info(cb);
+	unsigned int i;
+
+	if (cb->args[1])
+		return 0;
+	for (i = 1; info->attrs && i <= info->op.maxattr; i++) {
+		if (info->attrs[i]) {
+			NL_SET_ERR_MSG_ATTR(cb->extack, info->attrs[i],
+					    "a dump takes no attribute");
+			return -EINVAL;
+		}
+	}
+	cb->args[1] = 1;
+	return 0;
+}
+
+/* The requester sees every communicator from the initial namespace, else its own only. */
+static bool kcoll_nl_comm_visible(struct kcoll_comm *comm, struct net *net)
+{
+	return net_eq(net, &init_net) || net_eq(comm->net, net);
+}
+
+/* ---- devices ----------------------------------------------------------------------------- */
+
+static u8 kcoll_nl_node_type(struct kcoll_dev *dev)
+{
+	u32 port = rdma_start_port(dev->ibdev);
+
+	if (rdma_protocol_roce(dev->ibdev, port))
+		return KCOLL_NODE_TYPE_ROCE;
+	if (rdma_protocol_iwarp(dev->ibdev, port))
+		return KCOLL_NODE_TYPE_IWARP;
+	if (rdma_protocol_ib(dev->ibdev, port))
+		return KCOLL_NODE_TYPE_INFINIBAND;
+	return KCOLL_NODE_TYPE_UNKNOWN;
+}
+
+struct kcoll_nl_count {
+	struct kcoll_dev *dev;
+	u32 n;
+};
+
+static int kcoll_nl_count_dev_comms(struct kcoll_comm *comm, void *arg)
+{
+	struct kcoll_nl_count *c = arg;
+
+	c->n += READ_ONCE(comm->dev) == c->dev;
+	return 0;
+}
+
+static u32 kcoll_nl_dev_ncomms(struct kcoll_dev *dev)
+{
+	struct kcoll_nl_count c = { .dev = dev };
+	unsigned long pos = 0;
+
+	kcoll_comm_walk(&pos, kcoll_nl_count_dev_comms, &c);
+	return c.n;
+}
+
+static int kcoll_nl_put_gid(struct sk_buff *skb, struct ib_device *ibdev, u32 port, int i)
+{
+	const struct ib_gid_attr *ga;
+	struct net_device *ndev;
+	struct nlattr *nest;
+	int ret = -EMSGSIZE;
+
+	ga = rdma_get_gid_attr(ibdev, port, i);
+	if (IS_ERR(ga))
+		return 0;	/* an empty entry */
+	nest = nla_nest_start(skb, KCOLL_A_PORT_GID);
+	if (!nest)
+		goto out;
+	if (nla_put_u32(skb, KCOLL_A_GID_INDEX, i) ||
+	    nla_put(skb, KCOLL_A_GID_GID, sizeof(ga->gid), &ga->gid) ||
+	    nla_put_u8(skb, KCOLL_A_GID_TYPE, ga->gid_type))
+		goto out_cancel;
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(ga);
+	if (!IS_ERR_OR_NULL(ndev) && nla_put_string(skb, KCOLL_A_GID_NETDEV, ndev->name)) {
+		rcu_read_unlock();
+		goto out_cancel;
+	}
+	rcu_read_unlock();
+	nla_nest_end(skb, nest);
+	ret = 0;
+	goto out;
+out_cancel:
+	nla_nest_cancel(skb, nest);
+out:
+	rdma_put_gid_attr(ga);
+	return ret;
+}
+
+static int kcoll_nl_put_port(struct sk_buff *skb, struct ib_device *ibdev, u32 port)
+{
+	struct ib_port_attr attr;
+	struct nlattr *nest;
+	int i;
+
+	if (ib_query_port(ibdev, port, &attr))
+		return 0;	/* nothing to say about it */
+	nest = nla_nest_start(skb, KCOLL_A_DEV_PORT);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, KCOLL_A_PORT_INDEX, port) ||
+	    nla_put_u8(skb, KCOLL_A_PORT_STATE, attr.state) ||
+	    nla_put_u32(skb, KCOLL_A_PORT_ACTIVE_MTU, ib_mtu_enum_to_int(attr.active_mtu)))
+		goto out_cancel;
+	for (i = 0; i < attr.gid_tbl_len; i++) {
+		if (kcoll_nl_put_gid(skb, ibdev, port, i))
+			goto out_cancel;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+out_cancel:
+	nla_nest_cancel(skb, nest);
+	return -EMSGSIZE;
+}
+
+/* Context: the caller holds a user reference on @dev, so dev->ibdev stays. */
+static int kcoll_nl_dev_fill(struct sk_buff *skb, struct kcoll_dev *dev, u8 cmd, u32 portid,
+			     u32 seq, int flags)
+{
+	struct ib_device *ibdev = dev->ibdev;
+	void *hdr;
+	u32 port;
+
+	hdr = genlmsg_put(skb, portid, seq, &kcoll_nl_family, flags, cmd);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_string(skb, KCOLL_A_DEV_NAME, dev_name(&ibdev->dev)) ||
+	    nla_put_u8(skb, KCOLL_A_DEV_NODE_TYPE, kcoll_nl_node_type(dev)) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_DEV_NODE_GUID, be64_to_cpu(ibdev->node_guid),
+			      KCOLL_A_DEV_PAD) ||
+	    nla_put_u8(skb, KCOLL_A_DEV_ALLOWED, READ_ONCE(dev->allowed)) ||
+	    nla_put_s32(skb, KCOLL_A_DEV_TOS, READ_ONCE(dev->tos)) ||
+	    nla_put_u32(skb, KCOLL_A_DEV_NCOMMS, kcoll_nl_dev_ncomms(dev)))
+		goto out_cancel;
+	rdma_for_each_port(ibdev, port) {
+		if (kcoll_nl_put_port(skb, ibdev, port))
+			goto out_cancel;
+	}
+	genlmsg_end(skb, hdr);
+	return 0;
+out_cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+static struct kcoll_dev *kcoll_nl_dev_from_attr(struct genl_info *info)
+{
+	struct nlattr *nla = info->attrs[KCOLL_A_DEV_NAME];
+	struct kcoll_dev *dev = kcoll_dev_get_by_name(nla_data(nla));
+
+	if (!dev)
+		NL_SET_ERR_MSG_ATTR(info->extack, nla, "kcoll tracks no RDMA device of that name");
+	return dev;
+}
+
+static int kcoll_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kcoll_dev *dev;
+	struct sk_buff *msg;
+	int ret;
+
+	if (kcoll_nl_missing(info, KCOLL_A_DEV_NAME, "missing device name (name)"))
+		return -EINVAL;
+	dev = kcoll_nl_dev_from_attr(info);
+	if (!dev)
+		return -ENODEV;
+	msg = genlmsg_new(4 * NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg) {
+		ret = -ENOMEM;
+		goto out_put;
+	}
+	ret = kcoll_nl_dev_fill(msg, dev, KCOLL_CMD_DEV_GET, info->snd_portid, info->snd_seq, 0);
+	if (ret) {
+		nlmsg_free(msg);
+		NL_SET_ERR_MSG(info->extack, "device description too large");
+		goto out_put;
+	}
+	ret = genlmsg_reply(msg, info);
+out_put:
+	kcoll_dev_put(dev);
+	return ret;
+}
+
+static int kcoll_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	unsigned long pos = cb->args[0];
+	struct kcoll_dev *dev;
+	int ret;
+
+	ret = kcoll_nl_dump_check(cb);
+	if (ret)
+		return ret;
+
+	while ((dev = kcoll_dev_get_nth(pos))) {
+		ret = kcoll_nl_dev_fill(skb, dev, KCOLL_CMD_DEV_GET, NETLINK_CB(cb->skb).portid,
+					cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		kcoll_dev_put(dev);
+		if (ret)
+			break;
+		pos++;
+	}
+	cb->args[0] = pos;
+	if (ret && !skb->len) {
+		NL_SET_ERR_MSG(cb->extack, "device description too large");
+		return ret;
+	}
+	return skb->len;
+}
+
+static int kcoll_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr *allowed = info->attrs[KCOLL_A_DEV_ALLOWED];
+	struct nlattr *tos = info->attrs[KCOLL_A_DEV_TOS];
+	struct kcoll_dev *dev;
+
+	if (kcoll_nl_check_bounds(info->attrs, kcoll_nl_dev_bounds, KCOLL_A_DEV_MAX,
+				  info->extack) ||
+	    kcoll_nl_missing(info, KCOLL_A_DEV_NAME, "missing device name (name)"))
+		return -EINVAL;
+	if (!allowed && !tos) {
+		NL_SET_ERR_MSG(info->extack, "nothing to change: give allowed or tos");
+		return -EINVAL;
+	}
+	dev = kcoll_nl_dev_from_attr(info);
+	if (!dev)
+		return -ENODEV;
+	if (allowed && READ_ONCE(dev->allowed) != !!nla_get_u8(allowed)) {
+		WRITE_ONCE(dev->allowed, !!nla_get_u8(allowed));
+		dev_info(&dev->ibdev->dev, "kcoll: device %s by an administrator\n",
+			 dev->allowed ? "allowed" : "forbidden");
+	}
+	if (tos)
+		WRITE_ONCE(dev->tos, nla_get_s32(tos));
+	kcoll_dev_put(dev);
+	return 0;
+}
+
+/* ---- communicators ----------------------------------------------------------------------- */
+
+static u32 kcoll_nl_count_list(struct list_head *head)
+{
+	struct list_head *p;
+	u32 n = 0;
+
+	list_for_each(p, head)
+		n++;
+	return n;
+}
+
+/* Context: comm->lock held. */
+static int kcoll_nl_put_peer(struct sk_buff *skb, struct kcoll_conn *conn)
+{
+	struct nlattr *nest = nla_nest_start(skb, KCOLL_A_COMM_PEER);
+	u32 idle = conn->last_ok ? jiffies_to_msecs(jiffies - conn->last_ok) : 0;
+
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, KCOLL_A_PEER_RANK, conn->peer) ||
+	    nla_put_u8(skb, KCOLL_A_PEER_STATE, conn->state) ||
+	    nla_put_u8(skb, KCOLL_A_PEER_READY, conn->peer_ready) ||
+	    nla_put_u8(skb, KCOLL_A_PEER_LEFT, conn->peer_left) ||
+	    nla_put_s32(skb, KCOLL_A_PEER_LAST_ERR, conn->last_err) ||
+	    nla_put_u32(skb, KCOLL_A_PEER_PENDING_SENDS, kcoll_nl_count_list(&conn->sendq)) ||
+	    nla_put_u32(skb, KCOLL_A_PEER_PENDING_RECVS, kcoll_nl_count_list(&conn->recvq)) ||
+	    nla_put_u32(skb, KCOLL_A_PEER_IDLE_MS, idle)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+/* The oldest operation not complete.  Context: comm->lock held. */
+static int kcoll_nl_put_op(struct sk_buff *skb, struct kcoll_comm *comm)
+{
+	struct kcoll_op *op;
+	struct kcoll_req *req;
+	struct nlattr *nest;
+
+	/* A running collective: its stage, and the first peer of it not heard from yet. */
+	op = list_first_entry_or_null(&comm->ops, struct kcoll_op, list);
+	if (op && op->state == KCOLL_OP_RUNNING) {
+		u32 i, wait = U32_MAX;
+
+		for (i = op->stage_begin; i < op->stage_end; i++) {
+			if (op->sstate[i] == KCOLL_OP_STEP_POSTED) {
+				wait = op->steps[i].peer;
+				break;
+			}
+		}
+		nest = nla_nest_start(skb, KCOLL_A_COMM_OP);
+		if (!nest)
+			return -EMSGSIZE;
+		if (nla_put_u8(skb, KCOLL_A_OP_TYPE, KCOLL_OP_TYPE_COLL) ||
+		    nla_put_u64_64bit(skb, KCOLL_A_OP_ID, op->tag >> 32, KCOLL_A_OP_PAD) ||
+		    nla_put_u8(skb, KCOLL_A_OP_COLL, op->args.coll) ||
+		    nla_put_u64_64bit(skb, KCOLL_A_OP_BYTES, op->args.count * op->args.elem_size,
+				      KCOLL_A_OP_PAD) ||
+		    nla_put_u32(skb, KCOLL_A_OP_STEP, op->stage_begin) ||
+		    nla_put_u32(skb, KCOLL_A_OP_NSTEPS, op->nsteps) ||
+		    (wait != U32_MAX && nla_put_u32(skb, KCOLL_A_OP_WAIT_PEER, wait))) {
+			nla_nest_cancel(skb, nest);
+			return -EMSGSIZE;
+		}
+		nla_nest_end(skb, nest);
+		return 0;
+	}
+	list_for_each_entry(req, &comm->reqs, all) {
+		if (req->op)
+			continue;
+		if (req->state == KCOLL_REQ_DONE)
+			continue;
+		nest = nla_nest_start(skb, KCOLL_A_COMM_OP);
+		if (!nest)
+			return -EMSGSIZE;
+		if (nla_put_u8(skb, KCOLL_A_OP_TYPE, req->send ? KCOLL_OP_TYPE_P2P_SEND :
+							      KCOLL_OP_TYPE_P2P_RECV) ||
+		    nla_put_u64_64bit(skb, KCOLL_A_OP_ID, req->seq, KCOLL_A_OP_PAD) ||
+		    nla_put_u64_64bit(skb, KCOLL_A_OP_BYTES, req->mem.len, KCOLL_A_OP_PAD) ||
+		    nla_put_u32(skb, KCOLL_A_OP_WAIT_PEER, req->conn->peer)) {
+			nla_nest_cancel(skb, nest);
+			return -EMSGSIZE;
+		}
+		nla_nest_end(skb, nest);
+		return 0;
+	}
+	return 0;
+}
+
+/* Context: comm->lock held. */
+static int kcoll_nl_put_peers(struct sk_buff *skb, struct kcoll_comm *comm)
+{
+	u32 i;
+
+	for (i = 0; i < comm->nranks; i++) {
+		if (i != comm->rank && kcoll_nl_put_peer(skb, &comm->conns[i]))
+			return -EMSGSIZE;
+	}
+	return 0;
+}
+
+/*
+ * One communicator, everything about it.  Peers that do not fit are left out (with the
+ * peers-truncated flag) when @may_truncate, so a dump goes on.
+ *
+ * Context: kcoll_comms_mutex held by the walk, so comm->ctx and comm->dev (if set) are valid:
+ * a listed comm's file is open, and a device's remove() shuts its comms down under that
+ * mutex before it lets the device go.
+ */
+static int kcoll_nl_comm_fill(struct sk_buff *skb, struct kcoll_comm *comm,
+			      struct user_namespace *uns, u32 portid, u32 seq, int flags,
+			      bool may_truncate)
+{
+	struct kcoll_dev *dev = READ_ONCE(comm->dev);
+	struct nlattr *peers_start;
+	u32 i, up = 0;
+	void *hdr;
+
+	hdr = genlmsg_put(skb, portid, seq, &kcoll_nl_family, flags, KCOLL_CMD_COMM_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u64_64bit(skb, KCOLL_A_COMM_ID, comm->comm_id, KCOLL_A_COMM_PAD) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_RANK, comm->rank) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_NRANKS, comm->nranks) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_OWNER_PID, comm->owner_pid) ||
+	    (comm->ctx && nla_put_u32(skb, KCOLL_A_COMM_OWNER_UID,
+				      from_kuid_munged(uns, comm->ctx->uid))) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_NETNS, comm->net->ns.inum) ||
+	    (dev && nla_put_string(skb, KCOLL_A_COMM_DEV_NAME, dev_name(&dev->ibdev->dev))) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_TX_BYTES, atomic64_read(&comm->tx_bytes),
+			      KCOLL_A_COMM_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_RX_BYTES, atomic64_read(&comm->rx_bytes),
+			      KCOLL_A_COMM_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_TX_OPS, atomic64_read(&comm->tx_ops),
+			      KCOLL_A_COMM_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_RX_OPS, atomic64_read(&comm->rx_ops),
+			      KCOLL_A_COMM_PAD))
+		goto out_cancel;
+
+	spin_lock_bh(&comm->lock);
+	for (i = 0; i < comm->nranks; i++)
+		up += comm->conns[i].state == KCOLL_CONN_UP;
+	if (nla_put_u8(skb, KCOLL_A_COMM_STATE, comm->state) ||
+	    nla_put_s32(skb, KCOLL_A_COMM_ERROR, comm->error) ||
+	    (comm->failed_rank < comm->nranks &&
+	     nla_put_u32(skb, KCOLL_A_COMM_FAILED_RANK, comm->failed_rank)) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_PEERS_UP, up) ||
+	    kcoll_nl_put_op(skb, comm))
+		goto out_unlock;
+	peers_start = (struct nlattr *)skb_tail_pointer(skb);
+	if (kcoll_nl_put_peers(skb, comm)) {
+		nlmsg_trim(skb, peers_start);
+		if (!may_truncate || nla_put_flag(skb, KCOLL_A_COMM_PEERS_TRUNCATED))
+			goto out_unlock;
+	}
+	spin_unlock_bh(&comm->lock);
+	genlmsg_end(skb, hdr);
+	return 0;
+
+out_unlock:
+	spin_unlock_bh(&comm->lock);
+out_cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
+struct kcoll_nl_comm_dump {
+	struct sk_buff *skb;
+	struct netlink_callback *cb;
+	struct net *net;
+};
+
+static int kcoll_nl_comm_dump_one(struct kcoll_comm *comm, void *arg)
+{
+	struct kcoll_nl_comm_dump *d = arg;
+
+	if (!kcoll_nl_comm_visible(comm, d->net))
+		return 0;
+	return kcoll_nl_comm_fill(d->skb, comm, sk_user_ns(NETLINK_CB(d->cb->skb).sk),
+				  NETLINK_CB(d->cb->skb).portid, d->cb->nlh->nlmsg_seq,
+				  NLM_F_MULTI, true);
+}
+
+static int kcoll_nl_comm_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct kcoll_nl_comm_dump d = { .skb = skb, .cb = cb, .net = sock_net(skb->sk) };
+	unsigned long pos = cb->args[0];
+	int ret;
+
+	ret = kcoll_nl_dump_check(cb);
+	if (ret)
+		return ret;
+	ret = kcoll_comm_walk(&pos, kcoll_nl_comm_dump_one, &d);
+	cb->args[0] = pos;
+	if (ret && !skb->len) {
+		NL_SET_ERR_MSG(cb->extack, "communicator description too large");
+		return ret;
+	}
+	return skb->len;
+}
+
+/* Find (and for the second pass, fill) one comm by namespace, id and rank. */
+struct kcoll_nl_comm_find {
+	struct net *net;
+	u64 comm_id;
+	u32 rank;
+	u32 nranks;		/* out: of the comm found */
+	struct sk_buff *msg;	/* NULL: only look */
+	struct genl_info *info;
+	struct sk_buff *info_skb;	/* the request */
+};
+
+static int kcoll_nl_comm_find_one(struct kcoll_comm *comm, void *arg)
+{
+	struct kcoll_nl_comm_find *f = arg;
+
+	if (comm->comm_id != f->comm_id || comm->rank != f->rank || !net_eq(comm->net, f->net))
+		return 0;
+	f->nranks = comm->nranks;
+	if (!f->msg)
+		return 1;
+	return kcoll_nl_comm_fill(f->msg, comm, sk_user_ns(NETLINK_CB(f->info_skb).sk),
+				  f->info->snd_portid, f->info->snd_seq, 0, false) ?: 1;
+}
+
+static bool kcoll_nl_comm_key(struct genl_info *info, u64 *comm_id, u32 *rank)
+{
+	struct nlattr *id = info->attrs[KCOLL_A_COMM_ID];
+
+	if (kcoll_nl_check_bounds(info->attrs, kcoll_nl_comm_bounds, KCOLL_A_COMM_MAX,
+				  info->extack))
+		return false;
+	if (id && !nla_get_u64(id)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, id, "communicator id must not be 0");
+		return false;
+	}
+	if (kcoll_nl_missing(info, KCOLL_A_COMM_ID, "missing communicator id (id)") ||
+	    kcoll_nl_missing(info, KCOLL_A_COMM_RANK, "missing rank (rank)"))
+		return false;
+	*comm_id = nla_get_u64(info->attrs[KCOLL_A_COMM_ID]);
+	*rank = nla_get_u32(info->attrs[KCOLL_A_COMM_RANK]);
+	return true;
+}
+
+static int kcoll_nl_comm_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kcoll_nl_comm_find f = { .net = genl_info_net(info), .info = info,
+					.info_skb = skb };
+	unsigned long pos = 0;
+	int ret;
+
+	if (!kcoll_nl_comm_key(info, &f.comm_id, &f.rank))
+		return -EINVAL;
+	if (kcoll_comm_walk(&pos, kcoll_nl_comm_find_one, &f) != 1)
+		goto out_noent;
+	f.msg = genlmsg_new(NLMSG_GOODSIZE + (size_t)f.nranks * 96, GFP_KERNEL);
+	if (!f.msg)
+		return -ENOMEM;
+	pos = 0;
+	ret = kcoll_comm_walk(&pos, kcoll_nl_comm_find_one, &f);
+	if (ret == 1)
+		return genlmsg_reply(f.msg, info);
+	nlmsg_free(f.msg);
+	if (ret) {
+		NL_SET_ERR_MSG(info->extack, "communicator description too large");
+		return ret;
+	}
+out_noent:
+	NL_SET_ERR_MSG(info->extack, "no communicator with this id and rank in this namespace");
+	return -ENOENT;
+}
+
+static int kcoll_nl_comm_abort_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kcoll_comm *comm;
+	u64 comm_id;
+	u32 rank;
+
+	if (!kcoll_nl_comm_key(info, &comm_id, &rank))
+		return -EINVAL;
+	comm = kcoll_comm_find_get(genl_info_net(info), comm_id, rank);
+	if (!comm) {
+		NL_SET_ERR_MSG(info->extack,
+			       "no communicator with this id and rank in this namespace");
+		return -ENOENT;
+	}
+	kcoll_comm_admin_abort(comm);
+	kcoll_comm_put(comm);
+	return 0;
+}
+
+/* ---- configuration ----------------------------------------------------------------------- */
+
+static int kcoll_nl_config_fill(struct sk_buff *skb, const struct kcoll_config *c)
+{
+	struct nlattr *nest;
+	u32 i;
+
+	if (nla_put_u16(skb, KCOLL_A_CONFIG_LISTEN_PORT, c->listen_port) ||
+	    nla_put_u32(skb, KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS, c->connect_timeout_ms) ||
+	    nla_put_u32(skb, KCOLL_A_CONFIG_OP_TIMEOUT_MS, c->op_timeout_ms) ||
+	    nla_put_s32(skb, KCOLL_A_CONFIG_TOS, c->tos) ||
+	    nla_put_u32(skb, KCOLL_A_CONFIG_CHUNK_BYTES, c->chunk_bytes) ||
+	    nla_put_u32(skb, KCOLL_A_CONFIG_SMALL_BYTES, c->small_bytes) ||
+	    nla_put_u32(skb, KCOLL_A_CONFIG_MEDIUM_BYTES, c->medium_bytes) ||
+	    nla_put_u32(skb, KCOLL_A_CONFIG_TREE_RANKS, c->tree_ranks))
+		return -EMSGSIZE;
+	for (i = 0; i < ARRAY_SIZE(c->algo); i++) {
+		nest = nla_nest_start(skb, KCOLL_A_CONFIG_ALGO);
+		if (!nest)
+			return -EMSGSIZE;
+		if (nla_put_u32(skb, KCOLL_A_ALGO_COLL, i) ||
+		    nla_put_u32(skb, KCOLL_A_ALGO_ALGORITHM, c->algo[i]))
+			return -EMSGSIZE;
+		nla_nest_end(skb, nest);
+	}
+	return 0;
+}
+
+static int kcoll_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct kcoll_config c;
+	struct sk_buff *msg;
+	void *hdr;
+
+	kcoll_config_get(&c);
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(msg, info, &kcoll_nl_family, 0, KCOLL_CMD_CONFIG_GET);
+	if (!hdr || kcoll_nl_config_fill(msg, &c)) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/* One algo nest of config-set: both members, checked by the policy already. */
+static int kcoll_nl_config_algo(struct kcoll_config *c, const struct nlattr *nla,
+				struct netlink_ext_ack *extack)
+{
+	struct nlattr *tb[KCOLL_A_ALGO_MAX + 1];
+	int ret;
+
+	ret = nla_parse_nested(tb, KCOLL_A_ALGO_MAX, nla, kcoll_nl_algo_policy, extack);
+	if (ret)
+		return ret;
+	if (kcoll_nl_check_bounds(tb, kcoll_nl_algo_bounds, KCOLL_A_ALGO_MAX, extack))
+		return -EINVAL;
+	if (!tb[KCOLL_A_ALGO_COLL] || !tb[KCOLL_A_ALGO_ALGORITHM]) {
+		NL_SET_ERR_ATTR_MISS(extack, nla, tb[KCOLL_A_ALGO_COLL] ?
+				     KCOLL_A_ALGO_ALGORITHM : KCOLL_A_ALGO_COLL);
+		NL_SET_ERR_MSG_ATTR(extack, nla, "algo needs both coll and algorithm");
+		return -EINVAL;
+	}
+	c->algo[nla_get_u32(tb[KCOLL_A_ALGO_COLL])] = nla_get_u32(tb[KCOLL_A_ALGO_ALGORITHM]);
+	return 0;
+}
+
+static int kcoll_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **tb = info->attrs;
+	struct kcoll_config c;
+	struct nlattr *nla;
+	bool any = false;
+	int rem, ret, i;
+
+	if (kcoll_nl_check_bounds(tb, kcoll_nl_config_bounds, KCOLL_A_CONFIG_MAX, info->extack))
+		return -EINVAL;
+	kcoll_config_get(&c);
+	for (i = 1; i <= KCOLL_A_CONFIG_MAX; i++)
+		any |= !!tb[i];
+	if (!any) {
+		NL_SET_ERR_MSG(info->extack, "nothing to change: no configuration attribute");
+		return -EINVAL;
+	}
+	if (tb[KCOLL_A_CONFIG_LISTEN_PORT])
+		c.listen_port = nla_get_u16(tb[KCOLL_A_CONFIG_LISTEN_PORT]);
+	if (tb[KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS])
+		c.connect_timeout_ms = nla_get_u32(tb[KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS]);
+	if (tb[KCOLL_A_CONFIG_OP_TIMEOUT_MS])
+		c.op_timeout_ms = nla_get_u32(tb[KCOLL_A_CONFIG_OP_TIMEOUT_MS]);
+	if (tb[KCOLL_A_CONFIG_TOS])
+		c.tos = nla_get_s32(tb[KCOLL_A_CONFIG_TOS]);
+	if (tb[KCOLL_A_CONFIG_CHUNK_BYTES])
+		c.chunk_bytes = nla_get_u32(tb[KCOLL_A_CONFIG_CHUNK_BYTES]);
+	if (tb[KCOLL_A_CONFIG_SMALL_BYTES])
+		c.small_bytes = nla_get_u32(tb[KCOLL_A_CONFIG_SMALL_BYTES]);
+	if (tb[KCOLL_A_CONFIG_MEDIUM_BYTES])
+		c.medium_bytes = nla_get_u32(tb[KCOLL_A_CONFIG_MEDIUM_BYTES]);
+	if (tb[KCOLL_A_CONFIG_TREE_RANKS])
+		c.tree_ranks = nla_get_u32(tb[KCOLL_A_CONFIG_TREE_RANKS]);
+	/* Every algo attribute, not only the last one the parser kept. */
+	nlmsg_for_each_attr(nla, info->nlhdr, GENL_HDRLEN, rem) {
+		if (nla_type(nla) != KCOLL_A_CONFIG_ALGO)
+			continue;
+		ret = kcoll_nl_config_algo(&c, nla, info->extack);
+		if (ret)
+			return ret;
+	}
+	return kcoll_config_set(&c, info->extack);
+}
+
+/* ---- engines (no registry in this build) ------------------------------------------------- */
+
+static int kcoll_nl_engine_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	int ret = kcoll_nl_dump_check(cb);
+
+	if (ret)
+		return ret;
+	NL_SET_ERR_MSG(cb->extack, "no engine registry in this build");
+	return -EOPNOTSUPP;
+}
+
+static int kcoll_nl_engine_set_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	if (kcoll_nl_check_bounds(info->attrs, kcoll_nl_engine_bounds, KCOLL_A_ENGINE_MAX,
+				  info->extack) ||
+	    kcoll_nl_missing(info, KCOLL_A_ENGINE_NAME, "missing engine name (name)") ||
+	    kcoll_nl_missing(info, KCOLL_A_ENGINE_DTYPE, "missing datatype (dtype)") ||
+	    kcoll_nl_missing(info, KCOLL_A_ENGINE_OP, "missing reduction operation (op)"))
+		return -EINVAL;
+	NL_SET_ERR_MSG(info->extack, "no engine registry in this build");
+	return -EOPNOTSUPP;
+}
+
+/* ---- the family -------------------------------------------------------------------------- */
+
+static int kcoll_nl_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
+			     struct genl_info *info)
+{
+	struct net *net = genl_info_net(info);
+
+	if ((ops->internal_flags & KCOLL_NL_ADMIN) &&
+	    !netlink_ns_capable(skb, net->user_ns, CAP_NET_ADMIN)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "needs CAP_NET_ADMIN in the network namespace's user namespace");
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* In 6.1 a command is one entry with its doit and dumpit (no split ops before 6.2). */
+static const struct genl_ops kcoll_nl_ops[] = {
+	{
+		.cmd		= KCOLL_CMD_DEV_GET,
+		.doit		= kcoll_nl_dev_get_doit,
+		.dumpit		= kcoll_nl_dev_get_dumpit,
+		.policy		= kcoll_nl_dev_get_policy,
+		.maxattr	= KCOLL_A_DEV_MAX,
+	},
+	{
+		.cmd		= KCOLL_CMD_DEV_SET,
+		.doit		= kcoll_nl_dev_set_doit,
+		.policy		= kcoll_nl_dev_set_policy,
+		.maxattr	= KCOLL_A_DEV_MAX,
+		.internal_flags	= KCOLL_NL_ADMIN,
+	},
+	{
+		.cmd		= KCOLL_CMD_COMM_GET,
+		.doit		= kcoll_nl_comm_get_doit,
+		.dumpit		= kcoll_nl_comm_get_dumpit,
+		.policy		= kcoll_nl_comm_policy,
+		.maxattr	= KCOLL_A_COMM_MAX,
+	},
+	{
+		.cmd		= KCOLL_CMD_COMM_ABORT,
+		.doit		= kcoll_nl_comm_abort_doit,
+		.policy		= kcoll_nl_comm_policy,
+		.maxattr	= KCOLL_A_COMM_MAX,
+		.internal_flags	= KCOLL_NL_ADMIN,
+	},
+	{
+		.cmd		= KCOLL_CMD_CONFIG_GET,
+		.doit		= kcoll_nl_config_get_doit,
+		.policy		= kcoll_nl_config_get_policy,
+		.maxattr	= KCOLL_A_CONFIG_MAX,
+	},
+	{
+		.cmd		= KCOLL_CMD_CONFIG_SET,
+		.doit		= kcoll_nl_config_set_doit,
+		.policy		= kcoll_nl_config_set_policy,
+		.maxattr	= KCOLL_A_CONFIG_MAX,
+		.internal_flags	= KCOLL_NL_ADMIN,
+	},
+	{
+		.cmd		= KCOLL_CMD_ENGINE_GET,
+		.dumpit		= kcoll_nl_engine_get_dumpit,
+		.policy		= kcoll_nl_engine_set_policy,
+		.maxattr	= KCOLL_A_ENGINE_MAX,
+	},
+	{
+		.cmd		= KCOLL_CMD_ENGINE_SET,
+		.doit		= kcoll_nl_engine_set_doit,
+		.policy		= kcoll_nl_engine_set_policy,
+		.maxattr	= KCOLL_A_ENGINE_MAX,
+		.internal_flags	= KCOLL_NL_ADMIN,
+	},
+};
+
+static const struct genl_multicast_group kcoll_nl_mcgrps[] = {
+	[KCOLL_NL_MCGRP_EVENTS] = { .name = KCOLL_MCGRP_EVENTS },
+};
+
+static struct genl_family kcoll_nl_family = {
+	.name		= KCOLL_FAMILY_NAME,
+	.version	= KCOLL_FAMILY_VERSION,
+	.netnsok	= true,
+	.pre_doit	= kcoll_nl_pre_doit,
+	.ops		= kcoll_nl_ops,
+	.n_ops		= ARRAY_SIZE(kcoll_nl_ops),
+	.mcgrps		= kcoll_nl_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(kcoll_nl_mcgrps),
+	.module		= THIS_MODULE,
+};
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+/* A new event message for @net, or NULL when nobody listens there (or no memory). */
+static struct sk_buff *kcoll_nl_event_new(struct net *net, u8 cmd, void **hdr)
+{
+	struct sk_buff *skb;
+
+	if (!READ_ONCE(kcoll_nl_registered) ||
+	    !genl_has_listeners(&kcoll_nl_family, net, KCOLL_NL_MCGRP_EVENTS))
+		return NULL;
+	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	*hdr = genlmsg_put(skb, 0, 0, &kcoll_nl_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+static void kcoll_nl_event_send(struct net *net, struct sk_buff *skb, void *hdr)
+{
+	genlmsg_end(skb, hdr);
+	genlmsg_multicast_netns(&kcoll_nl_family, net, skb, 0, KCOLL_NL_MCGRP_EVENTS,
+				GFP_ATOMIC);
+}
+
+static int kcoll_nl_comm_key_put(struct sk_buff *skb, struct kcoll_comm *comm)
+{
+	return nla_put_u64_64bit(skb, KCOLL_A_COMM_ID, comm->comm_id, KCOLL_A_COMM_PAD) ||
+	       nla_put_u32(skb, KCOLL_A_COMM_RANK, comm->rank) ||
+	       nla_put_u32(skb, KCOLL_A_COMM_NRANKS, comm->nranks) ||
+	       nla_put_u32(skb, KCOLL_A_COMM_NETNS, comm->net->ns.inum) ? -EMSGSIZE : 0;
+}
+
+/**
+ * kcoll_nl_event_comm - tell the events group about a communicator
+ * @comm:	the communicator (its state and error are read as they are now)
+ * @ev:		created, destroyed, failed
+ *
+ * Context: any; takes no lock (callers may hold comm->lock).
+ */
+void kcoll_nl_event_comm(struct kcoll_comm *comm, enum kcoll_nl_comm_event ev)
+{
+	static const u8 cmds[] = {
+		[KCOLL_NL_COMM_CREATED]		= KCOLL_CMD_COMM_CREATED_NTF,
+		[KCOLL_NL_COMM_DESTROYED]	= KCOLL_CMD_COMM_DESTROYED_NTF,
+		[KCOLL_NL_COMM_FAILED]		= KCOLL_CMD_COMM_FAILED_NTF,
+	};
+	struct sk_buff *skb;
+	u32 failed;
+	void *hdr;
+
+	skb = kcoll_nl_event_new(comm->net, cmds[ev], &hdr);
+	if (!skb)
+		return;
+	failed = READ_ONCE(comm->failed_rank);
+	if (kcoll_nl_comm_key_put(skb, comm) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_OWNER_PID, comm->owner_pid) ||
+	    nla_put_u8(skb, KCOLL_A_COMM_STATE, READ_ONCE(comm->state)) ||
+	    nla_put_s32(skb, KCOLL_A_COMM_ERROR, READ_ONCE(comm->error)) ||
+	    (failed < comm->nranks && nla_put_u32(skb, KCOLL_A_COMM_FAILED_RANK, failed))) {
+		nlmsg_free(skb);
+		return;
+	}
+	kcoll_nl_event_send(comm->net, skb, hdr);
+}
+
+/**
+ * kcoll_nl_event_peer_lost - tell the events group a communicator lost a peer
+ * @comm:	the communicator
+ * @peer:	the peer's rank
+ * @err:	why: -ECONNRESET for a departure (BYE) or a lost connection, ...
+ *
+ * Context: any; takes no lock.
+ */
+void kcoll_nl_event_peer_lost(struct kcoll_comm *comm, u32 peer, int err)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = kcoll_nl_event_new(comm->net, KCOLL_CMD_PEER_LOST_NTF, &hdr);
+	if (!skb)
+		return;
+	if (kcoll_nl_comm_key_put(skb, comm) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_PEER_RANK, peer) ||
+	    nla_put_s32(skb, KCOLL_A_COMM_ERROR, err)) {
+		nlmsg_free(skb);
+		return;
+	}
+	kcoll_nl_event_send(comm->net, skb, hdr);
+}
+
+/**
+ * kcoll_nl_event_dev - tell the events group (initial namespace) about a device
+ * @dev:	the device (dev->ibdev valid)
+ * @added:	added, or being removed
+ *
+ * Context: process context (the ib_client callbacks).
+ */
+void kcoll_nl_event_dev(struct kcoll_dev *dev, bool added)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = kcoll_nl_event_new(&init_net, added ? KCOLL_CMD_DEV_ADDED_NTF :
+						    KCOLL_CMD_DEV_REMOVED_NTF, &hdr);
+	if (!skb)
+		return;
+	if (nla_put_string(skb, KCOLL_A_DEV_NAME, dev_name(&dev->ibdev->dev)) ||
+	    (added && (nla_put_u8(skb, KCOLL_A_DEV_NODE_TYPE, kcoll_nl_node_type(dev)) ||
+		       nla_put_u8(skb, KCOLL_A_DEV_ALLOWED, READ_ONCE(dev->allowed))))) {
+		nlmsg_free(skb);
+		return;
+	}
+	kcoll_nl_event_send(&init_net, skb, hdr);
+}
+
+/**
+ * kcoll_nl_event_engine - tell the events group (initial namespace) an engine registered
+ * @name:	engine name
+ * @priority:	its priority
+ */
+void kcoll_nl_event_engine(const char *name, u32 priority)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = kcoll_nl_event_new(&init_net, KCOLL_CMD_ENGINE_REGISTERED_NTF, &hdr);
+	if (!skb)
+		return;
+	if (nla_put_string(skb, KCOLL_A_ENGINE_NAME, name) ||
+	    nla_put_u32(skb, KCOLL_A_ENGINE_PRIORITY, priority)) {
+		nlmsg_free(skb);
+		return;
+	}
+	kcoll_nl_event_send(&init_net, skb, hdr);
+}
+
+int kcoll_nl_init(void)
+{
+	int ret = genl_register_family(&kcoll_nl_family);
+
+	if (ret) {
+		pr_err("cannot register generic netlink family %s: %d\n", KCOLL_FAMILY_NAME, ret);
+		return ret;
+	}
+	WRITE_ONCE(kcoll_nl_registered, true);
+	return 0;
+}
+
+void kcoll_nl_exit(void)
+{
+	WRITE_ONCE(kcoll_nl_registered, false);
+	genl_unregister_family(&kcoll_nl_family);
+}

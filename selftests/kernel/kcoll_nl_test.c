@@ -1,0 +1,1110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The "kcoll" generic netlink family (Documentation/netlink/specs/kcoll.yaml), run inside a
+ * rig VM with kcoll loaded, eth0 up at 169.254.77.1 and rdma_rxe loaded (selftests/suites/
+ * node.sh).  The test adds its own Soft-RoCE device, kcoll_nl0.
+ *
+ * - every command with bad attributes (unknown, unsupported, wrong length, out of range,
+ *   missing) is refused with EINVAL and an extended ACK message;
+ * - every changing command from an unprivileged user is refused with EPERM (and a message);
+ * - devices, configuration and communicators read back as set; kcollctl -j agrees;
+ * - the events group reports device add/remove, comm create, a killed peer and destroy;
+ * - an admin abort unblocks a rank waiting for a peer that never comes, within a second.
+ *
+ * The raw messages are built with libmnl here, not with libkcoll, so that malformed ones
+ * can be sent.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libmnl/libmnl.h>
+#include <linux/genetlink.h>
+#include <linux/kcoll.h>
+#include <linux/kcoll_netlink.h>
+
+#include "kcoll_test_comm.h"
+#include "kselftest_harness.h"
+
+#define RXE	"kcoll_nl0"
+#define SYSMOD	"/sys/module/kcoll/parameters/"
+
+/* ---- a minimal generic netlink client ------------------------------------------------------ */
+
+struct nlt {
+	struct mnl_socket *sock;
+	uint16_t family;
+	uint32_t events;
+	uint32_t portid;
+	uint32_t seq;
+	char ext[256];		/* extack message of the last error */
+	char buf[65536];
+};
+
+/* What nlt_talk() hands the callbacks: the client, and the caller's data callback. */
+struct nlt_ctx {
+	struct nlt *t;
+	mnl_cb_t cb;
+	void *data;
+};
+
+static int nlt_data_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nlt_ctx *c = data;
+
+	return c->cb ? c->cb(nlh, c->data) : MNL_CB_OK;
+}
+
+static int nlt_err_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+	struct nlt *t = ((struct nlt_ctx *)data)->t;
+	const struct nlattr *attr;
+	const char *tlv, *end = (const char *)nlh + nlh->nlmsg_len;
+	const void *start;
+	size_t len;
+
+	if (!e->error)
+		return MNL_CB_STOP;
+	tlv = (const char *)e + sizeof(*e);
+	if (!(nlh->nlmsg_flags & NLM_F_CAPPED))
+		tlv += e->msg.nlmsg_len - sizeof(struct nlmsghdr);
+	if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) && tlv < end) {
+		len = end - tlv;
+		start = tlv;
+		mnl_attr_for_each_payload(start, len) {
+			if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG)
+				snprintf(t->ext, sizeof(t->ext), "%s", mnl_attr_get_str(attr));
+		}
+	}
+	errno = -e->error;
+	return MNL_CB_ERROR;
+}
+
+static int nlt_done_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *attr;
+	struct nlt *t = ((struct nlt_ctx *)data)->t;
+	int err = *(const int *)mnl_nlmsg_get_payload(nlh);
+	const char *tlv = (const char *)mnl_nlmsg_get_payload(nlh) + sizeof(int);
+	const char *end = (const char *)nlh + nlh->nlmsg_len;
+	const void *start = tlv;
+	size_t len;
+
+	if (!err)
+		return MNL_CB_STOP;
+	if ((nlh->nlmsg_flags & NLM_F_ACK_TLVS) && tlv < end) {
+		len = end - tlv;
+		mnl_attr_for_each_payload(start, len) {
+			if (mnl_attr_get_type(attr) == NLMSGERR_ATTR_MSG)
+				snprintf(t->ext, sizeof(t->ext), "%s", mnl_attr_get_str(attr));
+		}
+	}
+	errno = -err;
+	return MNL_CB_ERROR;
+}
+
+static struct nlmsghdr *nlt_req(struct nlt *t, uint16_t type, uint8_t cmd, uint16_t flags)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(t->buf);
+	struct genlmsghdr *g;
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	nlh->nlmsg_seq = ++t->seq;
+	g = mnl_nlmsg_put_extra_header(nlh, sizeof(*g));
+	g->cmd = cmd;
+	g->version = 1;
+	return nlh;
+}
+
+static struct nlmsghdr *nlt_cmd(struct nlt *t, uint8_t cmd, uint16_t flags)
+{
+	return nlt_req(t, t->family, cmd, flags);
+}
+
+/* Send and read to the end: 0 or -errno (t->ext holds the extack message). */
+static int nlt_talk(struct nlt *t, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+{
+	mnl_cb_t ctl[NLMSG_MIN_TYPE] = { [NLMSG_ERROR] = nlt_err_cb, [NLMSG_DONE] = nlt_done_cb };
+	struct nlt_ctx c = { .t = t, .cb = cb, .data = data };
+	uint32_t seq = nlh->nlmsg_seq;
+	ssize_t n;
+	int ret;
+
+	t->ext[0] = '\0';
+	if (mnl_socket_sendto(t->sock, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	do {
+		n = mnl_socket_recvfrom(t->sock, t->buf, sizeof(t->buf));
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run2(t->buf, n, seq, t->portid, nlt_data_cb, &c, ctl,
+				  NLMSG_MIN_TYPE);
+	} while (ret == MNL_CB_OK);
+	return ret < 0 ? -errno : 0;
+}
+
+static int nlt_family_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct nlt *t = data;
+	const struct nlattr *a, *g, *m;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID)
+			t->family = mnl_attr_get_u16(a);
+		if (mnl_attr_get_type(a) != CTRL_ATTR_MCAST_GROUPS)
+			continue;
+		mnl_attr_for_each_nested(g, a) {
+			const char *name = NULL;
+			uint32_t id = 0;
+
+			mnl_attr_for_each_nested(m, g) {
+				if (mnl_attr_get_type(m) == CTRL_ATTR_MCAST_GRP_NAME)
+					name = mnl_attr_get_str(m);
+				if (mnl_attr_get_type(m) == CTRL_ATTR_MCAST_GRP_ID)
+					id = mnl_attr_get_u32(m);
+			}
+			if (name && !strcmp(name, KCOLL_MCGRP_EVENTS))
+				t->events = id;
+		}
+	}
+	return MNL_CB_OK;
+}
+
+static struct nlt *nlt_open(void)
+{
+	struct nlt *t = calloc(1, sizeof(*t));
+	struct nlmsghdr *nlh;
+	int one = 1;
+
+	if (!t)
+		return NULL;
+	t->sock = mnl_socket_open(NETLINK_GENERIC);
+	if (!t->sock || mnl_socket_bind(t->sock, 0, MNL_SOCKET_AUTOPID) < 0)
+		goto fail;
+	mnl_socket_setsockopt(t->sock, NETLINK_EXT_ACK, &one, sizeof(one));
+	mnl_socket_setsockopt(t->sock, NETLINK_CAP_ACK, &one, sizeof(one));
+	t->portid = mnl_socket_get_portid(t->sock);
+	t->seq = time(NULL);
+	nlh = nlt_req(t, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 0);
+	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, KCOLL_FAMILY_NAME);
+	if (nlt_talk(t, nlh, nlt_family_cb, t) || !t->family)
+		goto fail;
+	return t;
+fail:
+	if (t->sock)
+		mnl_socket_close(t->sock);
+	free(t);
+	return NULL;
+}
+
+static void nlt_close(struct nlt *t)
+{
+	if (t) {
+		mnl_socket_close(t->sock);
+		free(t);
+	}
+}
+
+/* ---- helpers ----------------------------------------------------------------------------- */
+
+static int sh(const char *cmd)
+{
+	int ret = system(cmd);
+
+	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
+}
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -999;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -999;
+		fclose(f);
+	}
+	return v;
+}
+
+/* The request must fail with EINVAL and say why. */
+#define EXPECT_EINVAL_MSG(t, nlh) do {						\
+	int __r = nlt_talk((t), (nlh), NULL, NULL);				\
+	EXPECT_EQ(-EINVAL, __r) TH_LOG("line %d: got %d (%s)", __LINE__, __r, (t)->ext); \
+	EXPECT_NE('\0', (t)->ext[0]) TH_LOG("line %d: no extack message", __LINE__); \
+} while (0)
+
+static int comm_create(int fd, uint64_t id, unsigned int rank, unsigned int nranks,
+		       unsigned int timeout_ms, uint32_t *handle)
+{
+	struct kcoll_sockaddr peers[2] = { kt_addr(0), kt_addr(0) };
+
+	return kt_comm_create(fd, id, rank, nranks, peers, timeout_ms, handle, NULL);
+}
+
+/* ---- family, bad attributes ---------------------------------------------------------------- */
+
+FIXTURE(nl) {
+	struct nlt *t;
+};
+
+FIXTURE_SETUP(nl)
+{
+	self->t = nlt_open();
+	ASSERT_NE(NULL, self->t) TH_LOG("cannot resolve the kcoll family: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(nl)
+{
+	nlt_close(self->t);
+}
+
+TEST_F(nl, family_has_events_group)
+{
+	EXPECT_NE(0, self->t->events);
+}
+
+TEST_F(nl, unknown_attribute)
+{
+	struct nlt *t = self->t;
+	struct nlmsghdr *nlh;
+	static const uint8_t cmds[] = {
+		KCOLL_CMD_DEV_GET, KCOLL_CMD_DEV_SET, KCOLL_CMD_COMM_GET, KCOLL_CMD_COMM_ABORT,
+		KCOLL_CMD_CONFIG_GET, KCOLL_CMD_CONFIG_SET, KCOLL_CMD_ENGINE_SET,
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cmds); i++) {
+		nlh = nlt_cmd(t, cmds[i], 0);
+		mnl_attr_put_u32(nlh, 200, 1);	/* beyond every attribute set */
+		EXPECT_EINVAL_MSG(t, nlh);
+	}
+	/* Dumps are validated too. */
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_GET, NLM_F_DUMP);
+	mnl_attr_put_u32(nlh, 200, 1);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_COMM_GET, NLM_F_DUMP);
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, 1);
+	EXPECT_EINVAL_MSG(t, nlh);
+}
+
+TEST_F(nl, unsupported_attribute)
+{
+	struct nlt *t = self->t;
+	struct nlmsghdr *nlh;
+
+	/* Attributes of the set that the command does not take. */
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u64(nlh, KCOLL_A_DEV_NODE_GUID, 1);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_COMM_ABORT, 0);
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, 1);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_NRANKS, 2);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_GET, 0);
+	mnl_attr_put_u16(nlh, KCOLL_A_CONFIG_LISTEN_PORT, 1);
+	EXPECT_EINVAL_MSG(t, nlh);
+}
+
+TEST_F(nl, wrong_type)
+{
+	struct nlt *t = self->t;
+	struct nlmsghdr *nlh;
+	struct nlattr *nest;
+
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_ALLOWED, 1);		/* u8 */
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_GET, 0);
+	mnl_attr_put(nlh, KCOLL_A_DEV_NAME, 3, "abc");		/* no NUL */
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_COMM_ABORT, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_ID, 1);		/* u64 */
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_LISTEN_PORT, 18600);	/* u16 */
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_ALGO, 1);		/* a nest */
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	nest = mnl_attr_nest_start(nlh, KCOLL_A_CONFIG_ALGO);
+	mnl_attr_put_u8(nlh, KCOLL_A_ALGO_COLL, 1);		/* u32 in the nest */
+	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_ALGORITHM, 1);
+	mnl_attr_nest_end(nlh, nest);
+	EXPECT_EINVAL_MSG(t, nlh);
+}
+
+TEST_F(nl, out_of_range)
+{
+	struct nlt *t = self->t;
+	struct nlmsghdr *nlh;
+	struct nlattr *nest;
+
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u8(nlh, KCOLL_A_DEV_ALLOWED, 2);
+	EXPECT_EINVAL_MSG(t, nlh);
+	EXPECT_STREQ("allowed must be 0 or 1", t->ext);
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_TOS, 256);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_TOS, (uint32_t)-2);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_COMM_ABORT, 0);
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_COMM_GET, 0);
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, 1);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, KCOLL_MAX_RANKS);
+	EXPECT_EINVAL_MSG(t, nlh);
+	EXPECT_STREQ("rank must be 0 to 4095", t->ext);
+
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u16(nlh, KCOLL_A_CONFIG_LISTEN_PORT, 0);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_OP_TIMEOUT_MS, 99);
+	EXPECT_EINVAL_MSG(t, nlh);
+	EXPECT_STREQ("op-timeout-ms must be 100 to 3600000", t->ext);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS, 3600001);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_TOS, 300);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_CHUNK_BYTES, 2048);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_CHUNK_BYTES, 3 * 4096);	/* not a power of 2 */
+	EXPECT_EINVAL_MSG(t, nlh);
+	EXPECT_STREQ("chunk-bytes must be a power of two", t->ext);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_TREE_RANKS, 1);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_SMALL_BYTES, 1 << 20);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_MEDIUM_BYTES, 1 << 19);
+	EXPECT_EINVAL_MSG(t, nlh);
+	EXPECT_STREQ("small-bytes must not exceed medium-bytes", t->ext);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	nest = mnl_attr_nest_start(nlh, KCOLL_A_CONFIG_ALGO);
+	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_COLL, KCOLL_NUM_COLLECTIVES);
+	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_ALGORITHM, 0);
+	mnl_attr_nest_end(nlh, nest);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	nest = mnl_attr_nest_start(nlh, KCOLL_A_CONFIG_ALGO);
+	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_COLL, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_ALGORITHM, KCOLL_NUM_ALGORITHMS);
+	mnl_attr_nest_end(nlh, nest);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_ENGINE_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_ENGINE_NAME, "generic");
+	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_DTYPE, KCOLL_NUM_DATATYPES);
+	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_OP, 0);
+	EXPECT_EINVAL_MSG(t, nlh);
+}
+
+TEST_F(nl, missing_attribute)
+{
+	struct nlt *t = self->t;
+	struct nlmsghdr *nlh;
+	struct nlattr *nest;
+
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_GET, 0);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_u8(nlh, KCOLL_A_DEV_ALLOWED, 1);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);		/* nothing to change */
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_COMM_GET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_COMM_ABORT, 0);
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, 1);
+	EXPECT_EINVAL_MSG(t, nlh);
+	EXPECT_STREQ("missing rank (rank)", t->ext);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	nest = mnl_attr_nest_start(nlh, KCOLL_A_CONFIG_ALGO);
+	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_COLL, 1);
+	mnl_attr_nest_end(nlh, nest);
+	EXPECT_EINVAL_MSG(t, nlh);
+	nlh = nlt_cmd(t, KCOLL_CMD_ENGINE_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_ENGINE_NAME, "generic");
+	EXPECT_EINVAL_MSG(t, nlh);
+}
+
+/* Nothing bad was applied: the configuration is what it was. */
+TEST_F(nl, refused_config_changes_nothing)
+{
+	struct nlt *t = self->t;
+	struct nlmsghdr *nlh;
+	long before = read_long(SYSMOD "op_timeout_ms");
+
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_OP_TIMEOUT_MS, 4321);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_TREE_RANKS, 1);
+	EXPECT_EINVAL_MSG(t, nlh);
+	EXPECT_EQ(before, read_long(SYSMOD "op_timeout_ms"));
+}
+
+/* ---- privilege --------------------------------------------------------------------------- */
+
+/* Become nobody, without any capability; then open the family afresh. */
+static struct nlt *nlt_open_unprivileged(void)
+{
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return NULL;
+	return nlt_open();
+}
+
+TEST(unprivileged_changes_are_eperm)
+{
+	struct nlmsghdr *nlh;
+	struct nlattr *nest;
+	struct nlt *t;
+	int ret;
+
+	t = nlt_open_unprivileged();
+	ASSERT_NE(NULL, t) TH_LOG("cannot drop privileges or open the family");
+
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u8(nlh, KCOLL_A_DEV_ALLOWED, 1);
+	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
+	EXPECT_NE(NULL, strstr(t->ext, "CAP_NET_ADMIN")) TH_LOG("extack: %s", t->ext);
+
+	nlh = nlt_cmd(t, KCOLL_CMD_COMM_ABORT, 0);
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, 1);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
+	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
+	EXPECT_NE('\0', t->ext[0]);
+
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_OP_TIMEOUT_MS, 10000);
+	nest = mnl_attr_nest_start(nlh, KCOLL_A_CONFIG_ALGO);
+	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_COLL, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_ALGORITHM, 0);
+	mnl_attr_nest_end(nlh, nest);
+	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
+	EXPECT_NE('\0', t->ext[0]);
+
+	nlh = nlt_cmd(t, KCOLL_CMD_ENGINE_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_ENGINE_NAME, "generic");
+	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_DTYPE, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_OP, 0);
+	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
+	EXPECT_NE('\0', t->ext[0]);
+
+	/* Reading needs no privilege. */
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_GET, 0);
+	EXPECT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_GET, NLM_F_DUMP);
+	ret = nlt_talk(t, nlh, NULL, NULL);
+	EXPECT_EQ(0, ret) TH_LOG("%s", t->ext);
+	nlt_close(t);
+}
+
+/* The kcollctl command line gives the same answer, with exit status 1. */
+TEST(unprivileged_kcollctl)
+{
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		SKIP(return, "cannot become nobody");
+	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl config set op_timeout_ms 10000"));
+	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl config show >/dev/null"));
+}
+
+/* ---- devices and configuration ------------------------------------------------------------- */
+
+struct dev_seen {
+	bool found;
+	uint8_t allowed;
+	int32_t tos;
+	unsigned int ports, gids;
+};
+
+static int dev_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct dev_seen *d = data;
+	const struct nlattr *a, *p;
+	bool mine = false;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		if (mnl_attr_get_type(a) == KCOLL_A_DEV_NAME)
+			mine = !strcmp(mnl_attr_get_str(a), RXE);
+	}
+	if (!mine)
+		return MNL_CB_OK;
+	d->found = true;
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		switch (mnl_attr_get_type(a)) {
+		case KCOLL_A_DEV_ALLOWED:
+			d->allowed = mnl_attr_get_u8(a);
+			break;
+		case KCOLL_A_DEV_TOS:
+			d->tos = (int32_t)mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_DEV_PORT:
+			d->ports++;
+			mnl_attr_for_each_nested(p, a) {
+				if (mnl_attr_get_type(p) == KCOLL_A_PORT_GID)
+					d->gids++;
+			}
+			break;
+		}
+	}
+	return MNL_CB_OK;
+}
+
+FIXTURE(dev) {
+	struct nlt *t;
+};
+
+FIXTURE_SETUP(dev)
+{
+	sh("rdma link delete " RXE " 2>/dev/null");
+	ASSERT_EQ(0, sh("rdma link add " RXE " type rxe netdev eth0"));
+	self->t = nlt_open();
+	ASSERT_NE(NULL, self->t);
+}
+
+FIXTURE_TEARDOWN(dev)
+{
+	nlt_close(self->t);
+	sh("rdma link delete " RXE);
+}
+
+TEST_F(dev, dump_and_get_show_ports_and_gids)
+{
+	struct dev_seen d = { 0 };
+	struct nlmsghdr *nlh;
+
+	nlh = nlt_cmd(self->t, KCOLL_CMD_DEV_GET, NLM_F_DUMP);
+	ASSERT_EQ(0, nlt_talk(self->t, nlh, dev_cb, &d)) TH_LOG("%s", self->t->ext);
+	ASSERT_TRUE(d.found);
+	EXPECT_EQ(1, d.allowed);
+	EXPECT_EQ(-1, d.tos);
+	EXPECT_EQ(1, d.ports);
+	EXPECT_LE(1, d.gids);	/* eth0's IPv4 address and link-local IPv6 */
+
+	memset(&d, 0, sizeof(d));
+	nlh = nlt_cmd(self->t, KCOLL_CMD_DEV_GET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	ASSERT_EQ(0, nlt_talk(self->t, nlh, dev_cb, &d)) TH_LOG("%s", self->t->ext);
+	EXPECT_TRUE(d.found);
+
+	nlh = nlt_cmd(self->t, KCOLL_CMD_DEV_GET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, "no_such_dev");
+	EXPECT_EQ(-ENODEV, nlt_talk(self->t, nlh, NULL, NULL));
+	EXPECT_NE('\0', self->t->ext[0]);
+}
+
+TEST_F(dev, set_allowed_and_tos)
+{
+	struct dev_seen d = { 0 };
+	struct nlmsghdr *nlh;
+
+	nlh = nlt_cmd(self->t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u8(nlh, KCOLL_A_DEV_ALLOWED, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_TOS, 104);
+	ASSERT_EQ(0, nlt_talk(self->t, nlh, NULL, NULL)) TH_LOG("%s", self->t->ext);
+	EXPECT_EQ(0, read_long("/sys/kernel/kcoll/devices/" RXE "/allowed"));
+	nlh = nlt_cmd(self->t, KCOLL_CMD_DEV_GET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	ASSERT_EQ(0, nlt_talk(self->t, nlh, dev_cb, &d));
+	EXPECT_EQ(0, d.allowed);
+	EXPECT_EQ(104, d.tos);
+	/* kcollctl shows and sets it too. */
+	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl -j dev show " RXE
+			" | grep -q '\"allowed\":false.*\"tos\":104'"));
+	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev set " RXE " allowed yes tos default"));
+	EXPECT_EQ(1, read_long("/sys/kernel/kcoll/devices/" RXE "/allowed"));
+	EXPECT_EQ(2, sh("tools/kcollctl/kcollctl dev set " RXE " allowed maybe 2>/dev/null"));
+	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl dev set nodev0 allowed yes 2>/dev/null"));
+}
+
+struct cfg_seen {
+	uint32_t op_timeout, chunk;
+	int32_t tos;
+	uint32_t algo_allreduce;
+	unsigned int nalgo;
+};
+
+static int cfg_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct cfg_seen *c = data;
+	const struct nlattr *a, *b;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		switch (mnl_attr_get_type(a)) {
+		case KCOLL_A_CONFIG_OP_TIMEOUT_MS:
+			c->op_timeout = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_CONFIG_CHUNK_BYTES:
+			c->chunk = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_CONFIG_TOS:
+			c->tos = (int32_t)mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_CONFIG_ALGO: {
+			uint32_t coll = ~0u, algo = ~0u;
+
+			c->nalgo++;
+			mnl_attr_for_each_nested(b, a) {
+				if (mnl_attr_get_type(b) == KCOLL_A_ALGO_COLL)
+					coll = mnl_attr_get_u32(b);
+				if (mnl_attr_get_type(b) == KCOLL_A_ALGO_ALGORITHM)
+					algo = mnl_attr_get_u32(b);
+			}
+			if (coll == KCOLL_ALLREDUCE)
+				c->algo_allreduce = algo;
+			break;
+		}
+		}
+	}
+	return MNL_CB_OK;
+}
+
+TEST_F(nl, config_set_get_and_module_parameters)
+{
+	struct nlt *t = self->t;
+	long old_op = read_long(SYSMOD "op_timeout_ms");
+	struct cfg_seen c = { 0 };
+	struct nlmsghdr *nlh;
+	struct nlattr *nest;
+	char cmd[128];
+
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_OP_TIMEOUT_MS, 12345);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_CHUNK_BYTES, 1 << 20);
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_TOS, 96);
+	nest = mnl_attr_nest_start(nlh, KCOLL_A_CONFIG_ALGO);
+	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_COLL, KCOLL_ALLREDUCE);
+	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_ALGORITHM, KCOLL_ALG_RING);
+	mnl_attr_nest_end(nlh, nest);
+	ASSERT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
+
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_GET, 0);
+	ASSERT_EQ(0, nlt_talk(t, nlh, cfg_cb, &c));
+	EXPECT_EQ(12345, c.op_timeout);
+	EXPECT_EQ(1 << 20, c.chunk);
+	EXPECT_EQ(96, c.tos);
+	EXPECT_EQ(KCOLL_ALG_RING, c.algo_allreduce);
+	EXPECT_EQ(KCOLL_NUM_COLLECTIVES, c.nalgo);
+	/* The module parameters are the same values, both ways. */
+	EXPECT_EQ(12345, read_long(SYSMOD "op_timeout_ms"));
+	EXPECT_EQ(96, read_long(SYSMOD "tos"));
+	EXPECT_EQ(0, sh("echo 23456 > " SYSMOD "op_timeout_ms"));
+	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl -j config show | grep -q "
+			"'\"op_timeout_ms\":23456.*\"allreduce\":\"ring\"'"));
+	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl config set tos default algo allreduce auto "
+			"chunk_bytes 262144"));
+	EXPECT_EQ(-1, read_long(SYSMOD "tos"));
+	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl config set chunk_bytes 5000 2>/dev/null"));
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set op_timeout_ms %ld",
+		 old_op);
+	EXPECT_EQ(0, sh(cmd));
+}
+
+/* ---- communicators and events ---------------------------------------------------------------- */
+
+struct comm_seen {
+	uint64_t id;
+	uint32_t rank;
+	bool found;
+	uint32_t nranks, owner_pid, npeers;
+	uint8_t state;
+	int32_t error;
+	uint32_t peer_rank[4];
+	uint8_t peer_state[4];
+};
+
+static int comm_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct comm_seen *c = data;
+	const struct nlattr *a, *p;
+	uint64_t id = 0;
+	uint32_t rank = ~0u;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		if (mnl_attr_get_type(a) == KCOLL_A_COMM_ID)
+			id = mnl_attr_get_u64(a);
+		if (mnl_attr_get_type(a) == KCOLL_A_COMM_RANK)
+			rank = mnl_attr_get_u32(a);
+	}
+	if (id != c->id || rank != c->rank)
+		return MNL_CB_OK;
+	c->found = true;
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		switch (mnl_attr_get_type(a)) {
+		case KCOLL_A_COMM_NRANKS:
+			c->nranks = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_COMM_OWNER_PID:
+			c->owner_pid = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_COMM_STATE:
+			c->state = mnl_attr_get_u8(a);
+			break;
+		case KCOLL_A_COMM_ERROR:
+			c->error = (int32_t)mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_COMM_PEER:
+			mnl_attr_for_each_nested(p, a) {
+				if (c->npeers >= 4)
+					break;
+				if (mnl_attr_get_type(p) == KCOLL_A_PEER_RANK)
+					c->peer_rank[c->npeers] = mnl_attr_get_u32(p);
+				if (mnl_attr_get_type(p) == KCOLL_A_PEER_STATE)
+					c->peer_state[c->npeers] = mnl_attr_get_u8(p);
+			}
+			c->npeers++;
+			break;
+		}
+	}
+	return MNL_CB_OK;
+}
+
+static int comm_lookup(struct nlt *t, struct comm_seen *c, bool dump)
+{
+	struct nlmsghdr *nlh = nlt_cmd(t, KCOLL_CMD_COMM_GET, dump ? NLM_F_DUMP : 0);
+
+	c->found = false;
+	c->npeers = 0;
+	if (!dump) {
+		mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, c->id);
+		mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, c->rank);
+	}
+	return nlt_talk(t, nlh, comm_cb, c);
+}
+
+struct ev_seen {
+	uint8_t cmd;
+	uint64_t id;
+	uint32_t rank, peer;
+	uint8_t state;
+	int32_t error;
+	char dev[64];
+};
+
+static int ev_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
+	struct ev_seen *e = data;
+	const struct nlattr *a;
+	bool dev = g->cmd == KCOLL_CMD_DEV_ADDED_NTF || g->cmd == KCOLL_CMD_DEV_REMOVED_NTF;
+
+	memset(e, 0, sizeof(*e));
+	e->cmd = g->cmd;
+	e->peer = ~0u;
+	mnl_attr_for_each(a, nlh, sizeof(*g)) {
+		int type = mnl_attr_get_type(a);
+
+		if (dev) {
+			if (type == KCOLL_A_DEV_NAME)
+				snprintf(e->dev, sizeof(e->dev), "%s", mnl_attr_get_str(a));
+			continue;
+		}
+		if (type == KCOLL_A_COMM_ID)
+			e->id = mnl_attr_get_u64(a);
+		else if (type == KCOLL_A_COMM_RANK)
+			e->rank = mnl_attr_get_u32(a);
+		else if (type == KCOLL_A_COMM_PEER_RANK)
+			e->peer = mnl_attr_get_u32(a);
+		else if (type == KCOLL_A_COMM_STATE)
+			e->state = mnl_attr_get_u8(a);
+		else if (type == KCOLL_A_COMM_ERROR)
+			e->error = (int32_t)mnl_attr_get_u32(a);
+	}
+	return MNL_CB_STOP;
+}
+
+/* Wait up to @ms for an event @cmd about comm @id (0: any) of rank 0, or device @dev. */
+static bool ev_wait(struct nlt *t, uint8_t cmd, uint64_t id, const char *dev, int ms,
+		    struct ev_seen *e)
+{
+	struct pollfd pfd = { .fd = mnl_socket_get_fd(t->sock), .events = POLLIN };
+	double end = kt_now() + ms / 1000.0;
+	ssize_t n;
+
+	while (kt_now() < end) {
+		if (poll(&pfd, 1, (int)((end - kt_now()) * 1000) + 1) <= 0)
+			continue;
+		n = recv(pfd.fd, t->buf, sizeof(t->buf), MSG_DONTWAIT);
+		if (n <= 0)
+			continue;
+		if (mnl_cb_run(t->buf, n, 0, 0, ev_cb, e) < 0)
+			continue;
+		if (e->cmd != cmd)
+			continue;
+		if (dev && strcmp(dev, e->dev))
+			continue;
+		if (id && (e->id != id || e->rank))
+			continue;
+		return true;
+	}
+	return false;
+}
+
+static struct nlt *nlt_monitor(void)
+{
+	struct nlt *t = nlt_open();
+	int grp;
+
+	if (!t)
+		return NULL;
+	grp = t->events;
+	if (mnl_socket_setsockopt(t->sock, NETLINK_ADD_MEMBERSHIP, &grp, sizeof(grp))) {
+		nlt_close(t);
+		return NULL;
+	}
+	return t;
+}
+
+TEST(events_device_added_and_removed)
+{
+	struct nlt *m = nlt_monitor();
+	struct ev_seen e;
+
+	ASSERT_NE(NULL, m);
+	sh("rdma link delete " RXE " 2>/dev/null");
+	ASSERT_EQ(0, sh("rdma link add " RXE " type rxe netdev eth0"));
+	EXPECT_TRUE(ev_wait(m, KCOLL_CMD_DEV_ADDED_NTF, 0, RXE, 5000, &e));
+	ASSERT_EQ(0, sh("rdma link delete " RXE));
+	EXPECT_TRUE(ev_wait(m, KCOLL_CMD_DEV_REMOVED_NTF, 0, RXE, 5000, &e));
+	nlt_close(m);
+}
+
+/*
+ * Two ranks on this node (one address, one listener): created, listed with ranks and
+ * peers by netlink and kcollctl -j, rank 1 killed in a blocking receive, destroyed; the
+ * events group sees all of it.
+ */
+FIXTURE(pair) {
+	struct nlt *t, *m;
+	int fd;
+	pid_t child;
+	uint64_t id;
+};
+
+FIXTURE_SETUP(pair)
+{
+	sh("rdma link delete " RXE " 2>/dev/null");
+	ASSERT_EQ(0, sh("rdma link add " RXE " type rxe netdev eth0"));
+	self->t = nlt_open();
+	self->m = nlt_monitor();
+	ASSERT_NE(NULL, self->t);
+	ASSERT_NE(NULL, self->m);
+	self->fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, self->fd);
+	self->id = kt_comm_id(_metadata->name, getpid());
+	self->child = -1;
+}
+
+FIXTURE_TEARDOWN(pair)
+{
+	if (self->child > 0) {
+		kill(self->child, SIGKILL);
+		waitpid(self->child, NULL, 0);
+	}
+	close(self->fd);
+	nlt_close(self->t);
+	nlt_close(self->m);
+	sh("rdma link delete " RXE);
+}
+
+/* Rank 1 in a child: create, tell the parent, then block in a receive until killed. */
+static void pair_child(uint64_t id, int wfd)
+{
+	char buf[16];
+	uint32_t h;
+	int fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC), ret;
+
+	ret = comm_create(fd, id, 1, 2, 20000, &h);
+	if (write(wfd, &ret, sizeof(ret)) != sizeof(ret))
+		_exit(2);
+	if (ret)
+		_exit(1);
+	kt_p2p(fd, h, KCOLL_P2P_RECV, 0, buf, sizeof(buf), NULL);
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(pair, create_show_kill_destroy_events, 120)
+{
+	struct comm_seen c = { .id = self->id, .rank = 0 };
+	int pipefd[2], child_ret = -1, ret;
+	struct ev_seen e;
+	char cmd[512];
+	uint32_t h;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child) {
+		close(pipefd[0]);
+		pair_child(self->id, pipefd[1]);
+	}
+	close(pipefd[1]);
+	ret = comm_create(self->fd, self->id, 0, 2, 20000, &h);
+	ASSERT_EQ(0, ret) TH_LOG("create rank 0: %s", strerror(-ret));
+	ASSERT_EQ(sizeof(child_ret), read(pipefd[0], &child_ret, sizeof(child_ret)));
+	close(pipefd[0]);
+	ASSERT_EQ(0, child_ret) TH_LOG("create rank 1: %s", strerror(-child_ret));
+	EXPECT_TRUE(ev_wait(self->m, KCOLL_CMD_COMM_CREATED_NTF, self->id, NULL, 5000, &e));
+
+	/* Dump and get agree on this rank: ready, 2 ranks, our pid, peer 1 up. */
+	ASSERT_EQ(0, comm_lookup(self->t, &c, true)) TH_LOG("%s", self->t->ext);
+	ASSERT_TRUE(c.found);
+	EXPECT_EQ(2, c.nranks);
+	EXPECT_EQ(KCOLL_COMM_READY, c.state);
+	EXPECT_EQ((uint32_t)getpid(), c.owner_pid);
+	EXPECT_EQ(1, c.npeers);
+	EXPECT_EQ(1, c.peer_rank[0]);
+	EXPECT_EQ(KCOLL_PEER_STATE_UP, c.peer_state[0]);
+	ASSERT_EQ(0, comm_lookup(self->t, &c, false)) TH_LOG("%s", self->t->ext);
+	EXPECT_TRUE(c.found);
+	EXPECT_EQ(1, c.npeers);
+	c.rank = 1;
+	ASSERT_EQ(0, comm_lookup(self->t, &c, false)) TH_LOG("%s", self->t->ext);
+	EXPECT_EQ((uint32_t)self->child, c.owner_pid);
+	EXPECT_EQ(0, c.peer_rank[0]);
+	c.rank = 0;
+
+	/* kcollctl -j comm show lists both ranks, with each other as peers. */
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl -j comm show %016llx | python3 -c '"
+		 "import json,sys; c=json.load(sys.stdin); "
+		 "assert sorted((x[\"rank\"], x[\"nranks\"], x[\"state\"], "
+		 "[p[\"rank\"] for p in x[\"peers\"]], x[\"peers\"][0][\"state\"]) for x in c) == "
+		 "[(0, 2, \"ready\", [1], \"up\"), (1, 2, \"ready\", [0], \"up\")], c'",
+		 (unsigned long long)self->id);
+	EXPECT_EQ(0, sh(cmd));
+
+	/* The peer is killed in a blocking receive: rank 0 loses it. */
+	usleep(200 * 1000);
+	kill(self->child, SIGKILL);
+	waitpid(self->child, NULL, 0);
+	self->child = -1;
+	EXPECT_TRUE(ev_wait(self->m, KCOLL_CMD_PEER_LOST_NTF, self->id, NULL, 15000, &e));
+	EXPECT_EQ(0, e.rank);
+	EXPECT_EQ(1, e.peer);
+	EXPECT_NE(0, e.error);
+
+	EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
+	EXPECT_TRUE(ev_wait(self->m, KCOLL_CMD_COMM_DESTROYED_NTF, self->id, NULL, 5000, &e));
+	ASSERT_EQ(0, comm_lookup(self->t, &c, true));
+	EXPECT_FALSE(c.found);
+	EXPECT_EQ(-ENOENT, comm_lookup(self->t, &c, false));
+	EXPECT_NE('\0', self->t->ext[0]);
+}
+
+struct create_arg {
+	int fd;
+	uint64_t id;
+	int ret;
+	double done;
+};
+
+static void *create_thread(void *p)
+{
+	struct create_arg *a = p;
+	uint32_t h;
+
+	a->ret = comm_create(a->fd, a->id, 0, 2, 60000, &h);
+	a->done = kt_now();
+	return NULL;
+}
+
+/* Rank 0 waits for a rank 1 that never comes; the admin abort ends the wait at once. */
+TEST_F_TIMEOUT(pair, admin_abort_unblocks_waiting_rank, 120)
+{
+	struct create_arg a = { .fd = self->fd, .id = self->id };
+	struct comm_seen c = { .id = self->id, .rank = 0 };
+	struct nlmsghdr *nlh;
+	struct ev_seen e;
+	pthread_t th;
+	double t0;
+	int i;
+
+	ASSERT_EQ(0, pthread_create(&th, NULL, create_thread, &a));
+	for (i = 0; i < 100; i++) {
+		if (!comm_lookup(self->t, &c, true) && c.found &&
+		    c.state == KCOLL_COMM_CONNECTING)
+			break;
+		usleep(50 * 1000);
+	}
+	ASSERT_TRUE(c.found) TH_LOG("the comm never showed up connecting");
+	usleep(300 * 1000);
+	EXPECT_EQ(0, a.done);
+
+	nlh = nlt_cmd(self->t, KCOLL_CMD_COMM_ABORT, 0);
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, self->id);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
+	t0 = kt_now();
+	ASSERT_EQ(0, nlt_talk(self->t, nlh, NULL, NULL)) TH_LOG("%s", self->t->ext);
+	pthread_join(th, NULL);
+	EXPECT_EQ(-ECONNABORTED, a.ret);
+	EXPECT_LT(a.done - t0, 1.0) TH_LOG("create returned %.3f s after the abort", a.done - t0);
+	EXPECT_TRUE(ev_wait(self->m, KCOLL_CMD_COMM_FAILED_NTF, self->id, NULL, 2000, &e));
+	EXPECT_EQ(KCOLL_COMM_ABORTED, e.state);
+	EXPECT_EQ(-ECONNABORTED, e.error);
+
+	/* A comm that does not exist: ENOENT with a message. */
+	nlh = nlt_cmd(self->t, KCOLL_CMD_COMM_ABORT, 0);
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, self->id);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
+	EXPECT_EQ(-ENOENT, nlt_talk(self->t, nlh, NULL, NULL));
+	EXPECT_NE('\0', self->t->ext[0]);
+}
+
+/* Admin abort of a ready comm: its owner sees ABORTED; kcollctl comm abort does the same. */
+TEST_F(pair, admin_abort_ready_comm)
+{
+	struct kcoll_comm_query q = { .size = sizeof(q) };
+	struct comm_seen c = { .id = self->id, .rank = 0 };
+	char cmd[128];
+	uint32_t h;
+
+	ASSERT_EQ(0, comm_create(self->fd, self->id, 0, 1, 5000, &h));
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl comm abort %016llx-0",
+		 (unsigned long long)self->id);
+	EXPECT_EQ(0, sh(cmd));
+	q.handle = h;
+	ASSERT_EQ(0, kt_ioctl(self->fd, KCOLL_IOC_COMM_QUERY, &q));
+	EXPECT_EQ(KCOLL_COMM_ABORTED, q.state);
+	EXPECT_EQ(-ECONNABORTED, q.error);
+	ASSERT_EQ(0, comm_lookup(self->t, &c, false));
+	EXPECT_EQ(KCOLL_COMM_ABORTED, c.state);
+	EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
+	EXPECT_EQ(1, sh(cmd));	/* gone now */
+}
+
+TEST_HARNESS_MAIN
