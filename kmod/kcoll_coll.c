@@ -37,7 +37,6 @@
 /* Request ids of collectives have this bit set; point-to-point ids do not. */
 #define KCOLL_OP_ID_BIT		BIT_ULL(32)
 
-
 static_assert(KCOLL_BROADCAST == (int)KCOLL_COLL_BROADCAST);
 static_assert(KCOLL_REDUCE_SCATTERV == (int)KCOLL_COLL_REDUCE_SCATTERV);
 static_assert(KCOLL_NUM_COLLECTIVES == (int)KCOLL_COLL_COUNT);

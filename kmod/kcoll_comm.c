@@ -104,6 +104,8 @@ KCOLL_COMM_ATTR_U64(tx_bytes, atomic64_read(&comm->tx_bytes));
 KCOLL_COMM_ATTR_U64(rx_bytes, atomic64_read(&comm->rx_bytes));
 KCOLL_COMM_ATTR_U64(tx_ops, atomic64_read(&comm->tx_ops));
 KCOLL_COMM_ATTR_U64(rx_ops, atomic64_read(&comm->rx_ops));
+KCOLL_COMM_ATTR_U64(coll_ops, atomic64_read(&comm->coll_ops));
+KCOLL_COMM_ATTR_U64(coll_bytes, atomic64_read(&comm->coll_bytes));
 
 static struct kobj_attribute kcoll_comm_attr_state = __ATTR_RO(state);
 static struct kobj_attribute kcoll_comm_attr_error = __ATTR_RO(error);
@@ -119,6 +121,8 @@ static struct attribute *kcoll_comm_attrs[] = {
 	&kcoll_comm_attr_rx_bytes.attr,
 	&kcoll_comm_attr_tx_ops.attr,
 	&kcoll_comm_attr_rx_ops.attr,
+	&kcoll_comm_attr_coll_ops.attr,
+	&kcoll_comm_attr_coll_bytes.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(kcoll_comm);

@@ -3,7 +3,8 @@
 # then the VM suites, then every VM's kernel log.  Ends with one line "N passed, N failed".
 #
 # Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]...
-#   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4)
+#   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4,
+#			vanish2; debug: node, smoke, cluster2, cluster2-siw)
 # Results: build/check[-debug]/<suite>/nodeI/{console.log,job.log,dmesg.txt,tap/*.tap}
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -66,6 +67,8 @@ run_suite() {
 		done
 		if [ -f "$d/job.rc" ]; then
 			result OK "$name/node$i: VM ran its job to the end"
+		elif [ -f "$d/vanished" ]; then
+			result OK "$name/node$i: VM vanished on purpose (the test powered it off)"
 		else
 			result FAIL "$name/node$i: VM did not finish (see $d/console.log)"
 		fi
@@ -100,6 +103,7 @@ if [ "$flavour" = stock ]; then
 	run_suite cluster2 2 1200 "sh selftests/suites/cluster.sh"
 	run_suite cluster3 3 1500 "sh selftests/suites/cluster.sh"
 	run_suite cluster4 4 1800 "sh selftests/suites/cluster.sh"
+	run_suite vanish2 2 600 "sh selftests/suites/vanish.sh"
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the
 	# stock build stays as it is.
