@@ -732,4 +732,32 @@ TEST_F_TIMEOUT(world, nonblocking_poll_and_busy_buffer, 300)
 	EXPECT_EQ(-ENOENT, kt_wait(self->fd, self->comm, a.req, 0, &status, &res));
 }
 
+/*
+ * Ranks that disagree (rank 0 all-reduces 100 elements, the others 200) get an error, not
+ * a hang: the peer that sees the other's CTS tag fails with EPROTO, the rest lose the
+ * communicator (ECONNRESET).  On a communicator of its own; the error is then sticky.
+ */
+TEST_F_TIMEOUT(world, mismatched_calls_fail_not_hang, 120)
+{
+	int32_t v[200] = { 0 };
+	struct call c = { .coll = KCOLL_ALLREDUCE, .dt = KCOLL_INT32, .op = KCOLL_SUM,
+			  .count = self->rank ? 200 : 100, .in_place = true };
+	struct kcoll_comm_query q = { .size = sizeof(q) };
+	uint32_t h;
+	double t0;
+	int ret;
+
+	ASSERT_EQ(0, kt_comm_world(self->fd, "mismatch", 1, &h));
+	t0 = kt_now();
+	ret = kt_coll(self->fd, h, &c, NULL, v, 0, 0, 0, NULL);
+	EXPECT_TRUE(ret == -EPROTO || ret == -ECONNRESET) TH_LOG("got %d", ret);
+	EXPECT_GT(15.0, kt_now() - t0);
+	q.handle = h;
+	ASSERT_EQ(0, kt_ioctl(self->fd, KCOLL_IOC_COMM_QUERY, &q));
+	EXPECT_EQ(KCOLL_COMM_ERROR, q.state);
+	/* Sticky: the next call fails at once with the same error. */
+	EXPECT_EQ(q.error, kt_coll(self->fd, h, &c, NULL, v, 0, 0, 0, NULL));
+	EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
+}
+
 TEST_HARNESS_MAIN
