@@ -125,9 +125,11 @@ def tail(path, n=3):
 def load_link(res):
     pdir = os.path.join(res, "perftest")
     link = {"bw": [], "lat": None, "errors": []}
-    for path in sorted(glob.glob(os.path.join(pdir, "bw-uni-*.txt")),
-                       key=lambda p: int(re.findall(r"(\d+)\.txt$", p)[0])):
-        size = int(re.findall(r"(\d+)\.txt$", path)[0])
+    sizes = sorted(int(m.group(1)) for m in
+                   (re.search(r"/bw-uni-(\d+)\.txt$", p)
+                    for p in glob.glob(os.path.join(pdir, "bw-uni-*.txt"))) if m)
+    for size in sizes:
+        path = os.path.join(pdir, "bw-uni-%d.txt" % size)
         uni = parse_bw(read_text(path))
         bi = parse_bw(read_text(os.path.join(pdir, "bw-bi-%d.txt" % size)))
         if not uni:
