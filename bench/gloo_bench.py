@@ -142,7 +142,7 @@ def main():
                 "system": a.label, "coll": "allreduce", "nranks": n, "dtype": "fp32",
                 "op": "sum", "size": nbytes, "count": count, "warmup": warm, "iters": iters,
                 "time_us": round(t_us, 3), "median_us": round(m_us, 3),
-                "algbw_gbs": round(algbw, 6), "busbw_gbs": round(busbw, 6),
+                "algbw_gbs": float("%.9g" % algbw), "busbw_gbs": float("%.9g" % busbw),
                 "wrong": wrong_all, "cpu_usr_us": round(acc[1].item(), 3),
                 "cpu_sys_us": round(acc[2].item(), 3)}) + "\n")
             out.flush()

@@ -312,8 +312,8 @@ int main(int argc, char **argv)
 				fprintf(json, "{\"system\": \"%s\", \"coll\": \"%s\", \"nranks\": %d, "
 					"\"dtype\": \"fp32\", \"op\": \"%s\", \"size\": %zu, "
 					"\"count\": %zu, \"warmup\": %d, \"iters\": %d, "
-					"\"time_us\": %.3f, \"median_us\": %.3f, \"algbw_gbs\": %.6f, "
-					"\"busbw_gbs\": %.6f, \"wrong\": %lld, \"cpu_usr_us\": %.3f, "
+					"\"time_us\": %.3f, \"median_us\": %.3f, \"algbw_gbs\": %.9g, "
+					"\"busbw_gbs\": %.9g, \"wrong\": %lld, \"cpu_usr_us\": %.3f, "
 					"\"cpu_sys_us\": %.3f}\n", o.label,
 					coll == ALLREDUCE ? "allreduce" : "broadcast", nranks,
 					coll == ALLREDUCE ? "sum" : "none", bytes, count, warm, iters,

@@ -20,14 +20,14 @@ log() { echo "bench: node$N: $(date +%T) $*"; }
 
 if [ "${BENCH_SMOKE:-0}" = 1 ]; then
 	SWEEP="-b 4 -e 4K -f 4 -w 1 -n 3"
-	BW_SIZES="65536"
-	BW_SECS=2
+	BW_RUNS="65536:200"
 	LAT_ITERS=200
 	STEP_TIMEOUT=900
 else
 	SWEEP="-b 4 -e 16M -f 2 -w 5 -n 20 -I 32M"
-	BW_SIZES="4096 65536 1048576 8388608"
-	BW_SECS=5
+	# SIZE:ITERATIONS, about 32-128 MiB per run (a fixed duration gives too few
+	# iterations of large messages at TCG's rate)
+	BW_RUNS="4096:2000 65536:500 1048576:64 8388608:16"
 	LAT_ITERS=1000
 	STEP_TIMEOUT=3600
 fi
@@ -43,7 +43,7 @@ if [ "$N" = 0 ]; then
 	cat >"$R/meta.json" <<EOF
 {"nodes": $NN, "vcpus": $(nproc), "mem_mb": $mem, "kernel": "$(uname -r)",
  "cpu_model": "$cpu", "rxe_active_mtu": "${mtu:-?}", "smoke": ${BENCH_SMOKE:-0},
- "sweep": "$SWEEP", "link_seconds_per_size": $BW_SECS, "lat_iters": $LAT_ITERS}
+ "sweep": "$SWEEP", "link_runs": "$BW_RUNS", "lat_iters": $LAT_ITERS}
 EOF
 	# Keys for mpirun's ssh, on the writable share: fresh for every run.
 	mkdir -p "$S"
@@ -122,12 +122,14 @@ if [ "$N" -le 1 ] && [ "$NN" -ge 2 ]; then
 	gid=$(gid_index)
 	log "perftest (gid index $gid)"
 	port=18600
-	for size in $BW_SIZES; do
+	for run in $BW_RUNS; do
+		size=${run%%:*}
+		iters=${run##*:}
 		pt "bw-uni-$size" $port ib_write_bw -d rxe0 -x "$gid" -F --report_gbits -s "$size" \
-			-D "$BW_SECS"
+			-n "$iters"
 		port=$((port + 1))
 		pt "bw-bi-$size" $port ib_write_bw -d rxe0 -x "$gid" -F --report_gbits -s "$size" \
-			-D "$BW_SECS" -b
+			-n "$iters" -b
 		port=$((port + 1))
 	done
 	pt lat-8 $port ib_write_lat -d rxe0 -x "$gid" -F -s 8 -n "$LAT_ITERS"

@@ -371,7 +371,7 @@ def plot(outdir, clusters):
         "set output '%s'" % os.path.join(outdir, "busbw.png"),
         "set logscale xy",
         "set grid",
-        "set key top left font ',8'",
+        "set key bottom right font ',8'",
         "set xlabel 'size (bytes)'",
         "set ylabel 'busbw (GB/s)'",
         "set format x '%.0s%cB'",
@@ -379,8 +379,12 @@ def plot(outdir, clusters):
         "set multiplot layout 1,%d title 'busbw against size (emulated: QEMU TCG + Soft-RoCE; "
         "compare ratios only)'" % max(1, len(series)),
     ]
-    for n, files in series:
+    for (n, files), cl in zip(series, clusters):
         script.append("set title '%d VMs'" % n)
+        k = cl["systems"]["kcoll"]
+        script.append("unset label 2")
+        if not k["available"]:
+            script.append("set label 2 'kcoll: not available' at graph 0.03,0.95 font ',9'")
         parts = []
         for path, title, kind in files:
             if kind == "lines":

@@ -36,7 +36,8 @@ def test(ok, what, diag=None, skip=None):
     results.append((ok, what, diag, skip))
 
 
-def close(a, b, rel=2e-3, abs_=1e-6):
+def close(a, b, rel=2e-3, abs_=2e-6):
+    # abs_: two units of the 6th decimal older outputs printed; rel: their rounding
     return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
 
 

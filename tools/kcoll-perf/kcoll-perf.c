@@ -453,8 +453,8 @@ static void print_row(struct ctx *x, const struct perf_case *pc, size_t bytes, u
 				"\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"place\": \"%s\", "
 				"\"mem\": \"%s\", \"mode\": \"%s\", \"agg\": %d, \"algo\": \"%s\", "
 				"\"size\": %zu, \"count\": %zu, \"warmup\": %d, \"iters\": %d, "
-				"\"time_us\": %.3f, \"median_us\": %.3f, \"algbw_gbs\": %.6f, "
-				"\"busbw_gbs\": %.6f, \"wrong\": %llu, \"checked\": %s, "
+				"\"time_us\": %.3f, \"median_us\": %.3f, \"algbw_gbs\": %.9g, "
+				"\"busbw_gbs\": %.9g, \"wrong\": %llu, \"checked\": %s, "
 				"\"cpu_usr_us\": %.3f, \"cpu_sys_us\": %.3f, \"node_cpu_us\": %.3f}\n",
 				perf_coll_name(pc->coll), x->n, perf_dtype_name(pc->dtype),
 				pc->op >= 0 ? perf_op_name(pc->op) : "none", root, place_name(p),
@@ -466,7 +466,7 @@ static void print_row(struct ctx *x, const struct perf_case *pc, size_t bytes, u
 		}
 		if (x->csv) {
 			fprintf(x->csv, "kcoll,%s,%d,%s,%s,%d,%s,%s,%s,%d,%s,%zu,%zu,%d,%d,%.3f,%.3f,"
-				"%.6f,%.6f,%llu,%.3f,%.3f,%.3f\n",
+				"%.9g,%.9g,%llu,%.3f,%.3f,%.3f\n",
 				perf_coll_name(pc->coll), x->n, perf_dtype_name(pc->dtype),
 				pc->op >= 0 ? perf_op_name(pc->op) : "none", root, place_name(p),
 				mem_name(mem), nb ? "nonblocking" : "blocking", nb ? x->o.agg : 1,
