@@ -435,6 +435,10 @@ def markdown(rep):
               "/".join(str(c["meta"].get("vcpus", "?")) for c in rep["clusters"]) + " vCPUs",
               host.get("cpus", "?")))
     L.append("")
+    if host.get("loadavg"):
+        L.append("Host load average when the run started: %s (%s); QEMU: %s." %
+                 (host["loadavg"], host.get("date", "?"), host.get("qemu", "?")))
+        L.append("")
     L.append("Runs: " + ", ".join("%d VMs (%s vCPU, %s MiB each)" %
                                   (c["nodes"], c["meta"].get("vcpus", "?"),
                                    c["meta"].get("mem_mb", "?")) for c in rep["clusters"]) +
