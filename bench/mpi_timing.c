@@ -82,7 +82,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'C':
 			snprintf(buf, sizeof(buf), "%s", optarg);
 			o->colls = 0;
-			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			for (tok = strtok_r(buf, ",", &save); tok;
+			     tok = strtok_r(NULL, ",", &save)) {
 				if (!strcmp(tok, "allreduce"))
 					o->colls |= ALLREDUCE;
 				else if (!strcmp(tok, "bcast") || !strcmp(tok, "broadcast"))
@@ -200,6 +201,30 @@ static void run_op(int coll, float *buf, size_t count)
 		MPI_Bcast(buf, (int)count, MPI_FLOAT, 0, MPI_COMM_WORLD);
 }
 
+/* Rank 0: one table row, and one JSON line with -J. */
+static void print_row(FILE *json, const struct opts *o, int coll, size_t bytes, int warm,
+		      int iters, const double *glob, long long wrong)
+{
+	double factor = coll == ALLREDUCE ? 2.0 * (nranks - 1) / nranks : 1.0;
+	double algbw = bytes / glob[0] / 1e3, busbw = algbw * factor;
+	size_t count = bytes / sizeof(float);
+
+	printf("%12zu %10zu %10.2f %10.2f %9.4f %9.4f %7lld %9.2f %9.2f\n", bytes, count,
+	       glob[0], glob[1], algbw, busbw, wrong, glob[2], glob[3]);
+	fflush(stdout);
+	if (!json)
+		return;
+	fprintf(json, "{\"system\": \"%s\", \"coll\": \"%s\", \"nranks\": %d, "
+		"\"dtype\": \"fp32\", \"op\": \"%s\", \"size\": %zu, \"count\": %zu, "
+		"\"warmup\": %d, \"iters\": %d, \"time_us\": %.3f, \"median_us\": %.3f, "
+		"\"algbw_gbs\": %.9g, \"busbw_gbs\": %.9g, \"wrong\": %lld, "
+		"\"cpu_usr_us\": %.3f, \"cpu_sys_us\": %.3f}\n", o->label,
+		coll == ALLREDUCE ? "allreduce" : "broadcast", nranks,
+		coll == ALLREDUCE ? "sum" : "none", bytes, count, warm, iters, glob[0], glob[1],
+		algbw, busbw, wrong, glob[2], glob[3]);
+	fflush(json);
+}
+
 int main(int argc, char **argv)
 {
 	double t, total, *samples, loc[4], glob[4], u0, s0;
@@ -247,15 +272,12 @@ int main(int argc, char **argv)
 			printf("#\n# %s: MPI_%s, fp32%s, %d ranks\n", o.label,
 			       coll == ALLREDUCE ? "Allreduce" : "Bcast",
 			       coll == ALLREDUCE ? " sum, in place" : ", root 0", nranks);
-			printf("#%11s %10s %10s %10s %9s %9s %7s %9s %9s\n", "size", "count", "time",
-			       "median", "algbw", "busbw", "#wrong", "usr/op", "sys/op");
+			printf("#%11s %10s %10s %10s %9s %9s %7s %9s %9s\n", "size", "count",
+			       "time", "median", "algbw", "busbw", "#wrong", "usr/op", "sys/op");
 			printf("#%11s %10s %10s %10s %9s %9s %7s %9s %9s\n", "(B)", "(elements)",
 			       "(us)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)");
 		}
 		for (si = 0; si < (int)nsizes; si++) {
-			double factor = coll == ALLREDUCE ? 2.0 * (nranks - 1) / nranks : 1.0;
-			double algbw, busbw;
-
 			count = sizes[si] / sizeof(float);
 			if (!count)
 				count = 1;
@@ -299,31 +321,17 @@ int main(int argc, char **argv)
 			fill(buf, count, coll);
 			run_op(coll, buf, count);
 			wrong = check(buf, count, coll);
-			MPI_Reduce(&wrong, &wrong_all, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+			MPI_Reduce(&wrong, &wrong_all, 1, MPI_LONG_LONG, MPI_SUM, 0,
+				   MPI_COMM_WORLD);
 			if (rank)
 				continue;
 			wrong_total += wrong_all;
-			algbw = bytes / glob[0] / 1e3;
-			busbw = algbw * factor;
-			printf("%12zu %10zu %10.2f %10.2f %9.4f %9.4f %7lld %9.2f %9.2f\n", bytes, count,
-			       glob[0], glob[1], algbw, busbw, wrong_all, glob[2], glob[3]);
-			fflush(stdout);
-			if (json) {
-				fprintf(json, "{\"system\": \"%s\", \"coll\": \"%s\", \"nranks\": %d, "
-					"\"dtype\": \"fp32\", \"op\": \"%s\", \"size\": %zu, "
-					"\"count\": %zu, \"warmup\": %d, \"iters\": %d, "
-					"\"time_us\": %.3f, \"median_us\": %.3f, \"algbw_gbs\": %.9g, "
-					"\"busbw_gbs\": %.9g, \"wrong\": %lld, \"cpu_usr_us\": %.3f, "
-					"\"cpu_sys_us\": %.3f}\n", o.label,
-					coll == ALLREDUCE ? "allreduce" : "broadcast", nranks,
-					coll == ALLREDUCE ? "sum" : "none", bytes, count, warm, iters,
-					glob[0], glob[1], algbw, busbw, wrong_all, glob[2], glob[3]);
-				fflush(json);
-			}
+			print_row(json, &o, coll, bytes, warm, iters, glob, wrong_all);
 		}
 	}
 	if (!rank)
-		printf("# Out of bounds values : %lld %s\n", wrong_total, wrong_total ? "FAILED" : "OK");
+		printf("# Out of bounds values : %lld %s\n", wrong_total,
+		       wrong_total ? "FAILED" : "OK");
 	if (json)
 		fclose(json);
 	free(buf);

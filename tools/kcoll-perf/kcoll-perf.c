@@ -420,15 +420,48 @@ static void group_header(struct ctx *x, const struct perf_case *pc, unsigned int
 	printf("\n");
 }
 
+/* One JSON line and/or CSV line per row and placement (rank 0). */
+static void record(struct ctx *x, const struct perf_case *pc, size_t bytes, unsigned int mem,
+		   bool nb, int p, const struct perf_stat *s, double algbw, double busbw)
+{
+	int root = perf_coll_has_root(pc->coll) ? pc->root : -1;
+	const char *op = pc->op >= 0 ? perf_op_name(pc->op) : "none";
+	const char *mode = nb ? "nonblocking" : "blocking";
+	int warm, iters;
+
+	perf_iters_for(&x->o, bytes, &warm, &iters);
+	if (x->json)
+		fprintf(x->json, "{\"system\": \"kcoll\", \"coll\": \"%s\", \"nranks\": %d, "
+			"\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"place\": \"%s\", "
+			"\"mem\": \"%s\", \"mode\": \"%s\", \"agg\": %d, \"algo\": \"%s\", "
+			"\"size\": %zu, \"count\": %zu, \"warmup\": %d, \"iters\": %d, "
+			"\"time_us\": %.3f, \"median_us\": %.3f, \"algbw_gbs\": %.9g, "
+			"\"busbw_gbs\": %.9g, \"wrong\": %llu, \"checked\": %s, "
+			"\"cpu_usr_us\": %.3f, \"cpu_sys_us\": %.3f, \"node_cpu_us\": %.3f}\n",
+			perf_coll_name(pc->coll), x->n, perf_dtype_name(pc->dtype), op, root,
+			place_name(p), mem_name(mem), mode, nb ? x->o.agg : 1,
+			perf_algo_name(x->o.algo), bytes, pc->count, warm, iters, s->time_us,
+			s->median_us, algbw, busbw, (unsigned long long)s->wrong,
+			x->o.check && pc->coll != KCOLL_BARRIER ? "true" : "false",
+			s->usr_us, s->sys_us, s->node_us);
+	if (x->csv)
+		fprintf(x->csv, "kcoll,%s,%d,%s,%s,%d,%s,%s,%s,%d,%s,%zu,%zu,%d,%d,%.3f,%.3f,"
+			"%.9g,%.9g,%llu,%.3f,%.3f,%.3f\n",
+			perf_coll_name(pc->coll), x->n, perf_dtype_name(pc->dtype), op, root,
+			place_name(p), mem_name(mem), mode, nb ? x->o.agg : 1,
+			perf_algo_name(x->o.algo), bytes, pc->count, warm, iters, s->time_us,
+			s->median_us, algbw, busbw, (unsigned long long)s->wrong,
+			s->usr_us, s->sys_us, s->node_us);
+}
+
 static void print_row(struct ctx *x, const struct perf_case *pc, size_t bytes, unsigned int mem,
 		      bool nb, const struct perf_row *all)
 {
 	double factor = perf_busbw_factor(pc->coll, x->n);
 	int root = perf_coll_has_root(pc->coll) ? pc->root : -1;
-	int warm, iters, p;
 	struct perf_stat s;
+	int p;
 
-	perf_iters_for(&x->o, bytes, &warm, &iters);
 	if (x->table)
 		printf("%12zu %10zu %6s %6s %5d", bytes, pc->count, perf_dtype_name(pc->dtype),
 		       pc->op >= 0 ? perf_op_name(pc->op) : "none", root);
@@ -448,32 +481,7 @@ static void print_row(struct ctx *x, const struct perf_case *pc, size_t bytes, u
 		if (x->table)
 			printf(" %9.2f %8.4f %8.4f %7llu %8.2f %8.2f", s.time_us, algbw, busbw,
 			       (unsigned long long)s.wrong, s.usr_us, s.sys_us);
-		if (x->json) {
-			fprintf(x->json, "{\"system\": \"kcoll\", \"coll\": \"%s\", \"nranks\": %d, "
-				"\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"place\": \"%s\", "
-				"\"mem\": \"%s\", \"mode\": \"%s\", \"agg\": %d, \"algo\": \"%s\", "
-				"\"size\": %zu, \"count\": %zu, \"warmup\": %d, \"iters\": %d, "
-				"\"time_us\": %.3f, \"median_us\": %.3f, \"algbw_gbs\": %.9g, "
-				"\"busbw_gbs\": %.9g, \"wrong\": %llu, \"checked\": %s, "
-				"\"cpu_usr_us\": %.3f, \"cpu_sys_us\": %.3f, \"node_cpu_us\": %.3f}\n",
-				perf_coll_name(pc->coll), x->n, perf_dtype_name(pc->dtype),
-				pc->op >= 0 ? perf_op_name(pc->op) : "none", root, place_name(p),
-				mem_name(mem), nb ? "nonblocking" : "blocking", nb ? x->o.agg : 1,
-				perf_algo_name(x->o.algo), bytes, pc->count, warm, iters,
-				s.time_us, s.median_us, algbw, busbw, (unsigned long long)s.wrong,
-				x->o.check && pc->coll != KCOLL_BARRIER ? "true" : "false",
-				s.usr_us, s.sys_us, s.node_us);
-		}
-		if (x->csv) {
-			fprintf(x->csv, "kcoll,%s,%d,%s,%s,%d,%s,%s,%s,%d,%s,%zu,%zu,%d,%d,%.3f,%.3f,"
-				"%.9g,%.9g,%llu,%.3f,%.3f,%.3f\n",
-				perf_coll_name(pc->coll), x->n, perf_dtype_name(pc->dtype),
-				pc->op >= 0 ? perf_op_name(pc->op) : "none", root, place_name(p),
-				mem_name(mem), nb ? "nonblocking" : "blocking", nb ? x->o.agg : 1,
-				perf_algo_name(x->o.algo), bytes, pc->count, warm, iters,
-				s.time_us, s.median_us, algbw, busbw, (unsigned long long)s.wrong,
-				s.usr_us, s.sys_us, s.node_us);
-		}
+		record(x, pc, bytes, mem, nb, p, &s, algbw, busbw);
 	}
 	if (x->table)
 		printf("\n");
@@ -617,105 +625,116 @@ static int print_preamble(struct ctx *x, size_t nsizes)
 	return 0;
 }
 
+/* Rows of the whole run, for the progress line. */
+static int count_rows(const struct ctx *x, size_t nsizes)
+{
+	int coll, d, op, ops, rows = 0;
+
+	for (coll = 0; coll < KCOLL_NUM_COLLECTIVES; coll++) {
+		if (!(x->o.colls & (1U << coll)))
+			continue;
+		for (d = 0; d < KCOLL_NUM_DATATYPES; d++) {
+			if (!(x->o.dtypes & (1U << d)))
+				continue;
+			ops = 0;
+			for (op = 0; op < KCOLL_NUM_RED_OPS; op++)
+				ops += (x->o.ops & (1U << op)) && perf_op_valid(d, op);
+			if (!perf_coll_is_reduction(coll))
+				ops = 1;
+			rows += ops * __builtin_popcount(x->o.mem) * __builtin_popcount(x->o.mode) *
+				(coll == KCOLL_BARRIER ? 1 : (int)nsizes);
+			if (coll == KCOLL_BARRIER)	/* no datatype */
+				break;
+		}
+	}
+	return rows;
+}
+
+/* One table: every size of the sweep for one collective, datatype, op, memory and mode. */
+static int run_table(struct ctx *x, struct perf_case *pc, unsigned int mem, bool nb,
+		     const size_t *sizes, size_t nsizes, struct perf_row *all)
+{
+	struct perf_row mine;
+	size_t si, bytes, prev = (size_t)-1;
+	int p, err;
+
+	if (!x->rank)
+		group_header(x, pc, mem, nb);
+	for (si = 0; si < nsizes; si++) {
+		pc->count = perf_count(pc->coll, sizes[si], pc->dtype, x->n, &bytes);
+		if (bytes == prev) {	/* a size rounded to the same element count */
+			progress(x, pc, bytes);
+			continue;
+		}
+		prev = bytes;
+		for (p = 0; p < x->n; p++) {
+			x->counts[p] = pc->count;
+			x->displs[p] = (size_t)p * pc->count;
+		}
+		memset(&mine, 0, sizeof(mine));
+		for (p = 0; p < 2; p++) {
+			if (!(x->o.place & (1U << p)))
+				continue;
+			pc->in_place = p;
+			err = time_case(x, pc, bytes, mem, nb, &mine.st[p]);
+			if (err)
+				return err;
+			x->wrong_own += mine.st[p].wrong;
+		}
+		err = gather_rows(x, &mine, all);
+		if (err)
+			return err;
+		if (!x->rank)
+			print_row(x, pc, bytes, mem, nb, all);
+		progress(x, pc, bytes);
+		if (pc->coll == KCOLL_BARRIER)
+			break;
+	}
+	return 0;
+}
+
 static int run_all(struct ctx *x, const size_t *sizes, size_t nsizes)
 {
-	struct perf_row mine, *all;
+	struct perf_row *all;
 	struct perf_case pc;
-	size_t si, bytes, prev;
-	int coll, d, op, mi, bi, p, err = 0, ops_per;
+	int coll, d, op, mi, err = 0;
 
 	all = calloc(x->n, sizeof(*all));
 	if (!all)
 		return -ENOMEM;
+	x->rows_total = count_rows(x, nsizes);
 
-	/* Rows, for the progress line. */
-	x->rows_total = 0;
-	for (coll = 0; coll < KCOLL_NUM_COLLECTIVES; coll++) {
+	for (coll = 0; coll < KCOLL_NUM_COLLECTIVES && !err; coll++) {
 		if (!(x->o.colls & (1U << coll)))
 			continue;
-		for (d = 0; d < KCOLL_NUM_DATATYPES; d++) {
+		for (d = 0; d < KCOLL_NUM_DATATYPES && !err; d++) {
 			if (!(x->o.dtypes & (1U << d)))
 				continue;
-			ops_per = 0;
-			for (op = 0; op < KCOLL_NUM_RED_OPS; op++)
-				ops_per += (x->o.ops & (1U << op)) && perf_op_valid(d, op);
-			if (!perf_coll_is_reduction(coll))
-				ops_per = 1;
-			x->rows_total += ops_per * __builtin_popcount(x->o.mem) *
-					 __builtin_popcount(x->o.mode) *
-					 (coll == KCOLL_BARRIER ? 1 : (int)nsizes);
-			if (coll == KCOLL_BARRIER)
-				break;
-		}
-	}
-
-	for (coll = 0; coll < KCOLL_NUM_COLLECTIVES; coll++) {
-		if (!(x->o.colls & (1U << coll)))
-			continue;
-		for (d = 0; d < KCOLL_NUM_DATATYPES; d++) {
-			if (!(x->o.dtypes & (1U << d)))
-				continue;
-			for (op = perf_coll_is_reduction(coll) ? 0 : -1; op < KCOLL_NUM_RED_OPS;
-			     op++) {
+			/* op -1: the collective reduces nothing */
+			for (op = perf_coll_is_reduction(coll) ? 0 : -1;
+			     op < KCOLL_NUM_RED_OPS && !err; op++) {
 				if (op >= 0 && (!(x->o.ops & (1U << op)) || !perf_op_valid(d, op)))
 					continue;
-				for (mi = 0; mi < 2; mi++) {
-					if (!(x->o.mem & (1U << mi)))
+				for (mi = 0; mi < 4 && !err; mi++) {
+					/* mi: bit 0 memory kind, bit 1 mode */
+					if (!(x->o.mem & (1U << (mi & 1))) ||
+					    !(x->o.mode & (1U << (mi >> 1))))
 						continue;
-					for (bi = 0; bi < 2; bi++) {
-						if (!(x->o.mode & (1U << bi)))
-							continue;
-						memset(&pc, 0, sizeof(pc));
-						pc.coll = coll;
-						pc.dtype = d;
-						pc.op = op;
-						pc.root = perf_coll_has_root(coll) ? x->o.root : 0;
-						pc.rank = x->rank;
-						pc.nranks = x->n;
-						if (!x->rank)
-							group_header(x, &pc, 1U << mi, bi);
-						prev = (size_t)-1;
-						for (si = 0; si < nsizes; si++) {
-							pc.count = perf_count(coll, sizes[si], d, x->n,
-									      &bytes);
-							if (bytes == prev) {
-								progress(x, &pc, bytes);
-								continue;
-							}
-							prev = bytes;
-							for (p = 0; p < x->n; p++) {
-								x->counts[p] = pc.count;
-								x->displs[p] = (size_t)p * pc.count;
-							}
-							memset(&mine, 0, sizeof(mine));
-							for (p = 0; p < 2; p++) {
-								if (!(x->o.place & (1U << p)))
-									continue;
-								pc.in_place = p;
-								err = time_case(x, &pc, bytes, 1U << mi,
-										bi, &mine.st[p]);
-								if (err)
-									goto out;
-								x->wrong_own += mine.st[p].wrong;
-							}
-							err = gather_rows(x, &mine, all);
-							if (err)
-								goto out;
-							if (!x->rank)
-								print_row(x, &pc, bytes, 1U << mi, bi,
-									  all);
-							progress(x, &pc, bytes);
-							if (coll == KCOLL_BARRIER)
-								break;
-						}
-					}
+					memset(&pc, 0, sizeof(pc));
+					pc.coll = coll;
+					pc.dtype = d;
+					pc.op = op;
+					pc.root = perf_coll_has_root(coll) ? x->o.root : 0;
+					pc.rank = x->rank;
+					pc.nranks = x->n;
+					err = run_table(x, &pc, 1U << (mi & 1), mi >> 1, sizes,
+							nsizes, all);
 				}
 			}
 			if (coll == KCOLL_BARRIER)
 				break;
 		}
 	}
-out:
 	free(all);
 	return err;
 }

@@ -370,8 +370,8 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 			o->stepfactor = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !(o->stepfactor > 1.0) ||
 			    o->stepfactor > 1024) {
-				snprintf(err, errlen, "-f: step factor must be a number > 1 and <= 1024,"
-					 " not '%s'", optarg);
+				snprintf(err, errlen, "-f: step factor must be a number > 1 and "
+					 "<= 1024, not '%s'", optarg);
 				return -1;
 			}
 			break;
@@ -437,7 +437,8 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 			break;
 		case 't':
 			if (parse_int(optarg, 0, 86400000, &v)) {
-				snprintf(err, errlen, "-t: bad timeout '%s' (milliseconds)", optarg);
+				snprintf(err, errlen, "-t: bad timeout '%s' (milliseconds)",
+					 optarg);
 				return -1;
 			}
 			o->timeout_ms = v;
@@ -493,7 +494,8 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 		int op;
 
 		for (op = 0; op < KCOLL_NUM_RED_OPS; op++) {
-			if ((o->dtypes & (1U << v)) && (o->ops & (1U << op)) && perf_op_valid(v, op))
+			if ((o->dtypes & (1U << v)) && (o->ops & (1U << op)) &&
+			    perf_op_valid(v, op))
 				bits |= 1U << op;
 		}
 	}
@@ -889,7 +891,8 @@ double perf_expected(const struct perf_case *pc, size_t i, void *out)
 		perf_store_int(out, 0, pc->dtype, perf_input(pc, pc->root, i));
 		return 0;
 	case KCOLL_SCATTER:
-		perf_store_int(out, 0, pc->dtype, perf_input(pc, pc->root, (size_t)pc->rank * c + i));
+		perf_store_int(out, 0, pc->dtype,
+			       perf_input(pc, pc->root, (size_t)pc->rank * c + i));
 		return 0;
 	case KCOLL_GATHER:
 	case KCOLL_ALLGATHER:
