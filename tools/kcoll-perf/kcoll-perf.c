@@ -288,8 +288,8 @@ static int time_case(struct ctx *x, const struct perf_case *pc, size_t bytes, un
 		if (err)
 			goto fail;
 	}
+	n0 = cpu_node();	/* outside the process's own window: reading /proc costs */
 	cpu_self(&u0, &s0);
-	n0 = cpu_node();
 	for (i = 0; i < rounds; i++) {
 		t = now_s();
 		err = run_round(x, pc, sb, rb, nonblock, k);
