@@ -8,6 +8,8 @@
 #   make demo             boot a 3-node virtual cluster and show kcoll running on it
 #   make install          module (+depmod), library, headers, tools, man pages, udev rule
 #   make sparse | checkpatch   static checks of kmod/
+#   make bench            kcoll vs perftest, Open MPI and Gloo on 2 and 4 VMs: bench/out/report.md
+#   make bench-smoke      the same at tiny sizes on 2 VMs, checked for a well-formed report
 #
 # KDIR selects the kernel headers (default: the running kernel's, else the newest installed).
 
@@ -43,6 +45,9 @@ examples: lib
 selftests: lib
 	$(SUBMAKE) -C selftests/kernel
 
+kcoll-perf: lib
+	$(SUBMAKE) -C tools/kcoll-perf
+
 deps:
 	rig/deps.sh
 
@@ -57,6 +62,17 @@ check-debug: deps
 demo: deps
 	$(MAKE) all
 	rig/demo.sh
+
+# The benchmark (Documentation/perf.rst); its Debian packages are a group of their own.
+bench: deps
+	rig/deps.sh bench
+	$(MAKE) all kcoll-perf
+	bench/run.sh
+
+bench-smoke: deps
+	rig/deps.sh bench
+	$(MAKE) all kcoll-perf
+	selftests/bench/smoke.sh
 
 install: module lib tools examples
 	# Distribution kernels sign modules with a key only their builders have: no signing
@@ -84,10 +100,11 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	-$(SUBMAKE) -C lib clean
 	-$(SUBMAKE) -C tools clean
+	-$(SUBMAKE) -C tools/kcoll-perf clean
 	-$(SUBMAKE) -C examples clean
 	-$(SUBMAKE) -C selftests/kernel clean
 	-$(SUBMAKE) -C selftests/host clean
 	rm -rf build/check build/check-debug build/selftests
 
 .PHONY: all check-kdir module lib tools examples selftests deps check check-debug demo install sparse \
-	checkpatch clean
+	checkpatch clean kcoll-perf bench bench-smoke

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Install the Debian packages kcoll's build, rig and tests need, if any is missing.
 # Idempotent and quiet when everything is there; needs root (apt) only when something is missing.
-# Usage: rig/deps.sh [build|rig|all]   (default: all)
+# Usage: rig/deps.sh [build|rig|all|bench]   (default: all; bench is only for make bench)
 set -euo pipefail
 
 build_pkgs=(gcc make libc6-dev pkg-config linux-headers-amd64 libmnl-dev libibverbs-dev
@@ -9,12 +9,16 @@ build_pkgs=(gcc make libc6-dev pkg-config linux-headers-amd64 libmnl-dev libibve
 	    clang bpftool libbpf-dev)
 rig_pkgs=(qemu-system-x86 busybox-static kmod iproute2 cpio rdma-core ibverbs-utils
 	  rdmacm-utils perftest iputils-ping)
+# make bench only (not part of all): the peers kcoll is compared with, the plot, mpirun's ssh.
+bench_pkgs=(perftest openmpi-bin libopenmpi-dev python3-torch gnuplot-nox openssh-server
+	    openssh-client)
 
 case "${1:-all}" in
 build)	want=("${build_pkgs[@]}") ;;
 rig)	want=("${rig_pkgs[@]}") ;;
 all)	want=("${build_pkgs[@]}" "${rig_pkgs[@]}") ;;
-*)	echo "usage: $0 [build|rig|all]" >&2; exit 2 ;;
+bench)	want=("${bench_pkgs[@]}") ;;
+*)	echo "usage: $0 [build|rig|all|bench]" >&2; exit 2 ;;
 esac
 
 missing=()

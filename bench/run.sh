@@ -1,0 +1,96 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# make bench: boot a virtual cluster of 2, then of 4 VMs (rig/cluster.sh) and, in one run per
+# cluster size, measure the RDMA link (perftest), kcoll (kcoll-perf), Open MPI over UCX and
+# over TCP (bench/mpi_timing) and PyTorch Gloo (bench/gloo_bench.py); add the host benchmark
+# of the reduction kernels (bench/reduce_bench); write OUT/report.md, report.json, busbw.png
+# (bench/report.py).  The guest side of a run is bench/node.sh.
+#
+# Usage: bench/run.sh [-n "2 4"] [-o bench/out] [-s]
+#   -n NODES   cluster sizes, one run each (default "2 4")
+#   -o OUT     output directory, emptied first (default bench/out)
+#   -s         smoke run: tiny sizes, 2 VMs unless -n says otherwise (selftests/bench/smoke.sh)
+# Environment: BENCH_MEM_MB (VM memory, default 1536), BENCH_NICE (nice level of the VMs,
+# default 0: the host is shared).
+# Needs root (network namespace, taps), like make check.  Exit status 0 when a report was
+# written, whatever it says.
+set -euo pipefail
+. "$(dirname "$0")/../rig/common.sh"
+cd "$RIG_TOP"
+
+usage() { sed -n '3,17s/^# \{0,1\}//p' "$0"; }
+
+nodes_list= out=bench/out smoke=0
+while getopts "n:o:sh" opt; do
+	case $opt in
+	n) nodes_list=$OPTARG ;;
+	o) out=$OPTARG ;;
+	s) smoke=1 ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || { usage >&2; exit 2; }
+[ -n "$nodes_list" ] || nodes_list=$([ $smoke = 1 ] && echo 2 || echo "2 4")
+for n in $nodes_list; do
+	[[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] && [ "$n" -le 8 ] ||
+		rig_die "bench: cluster sizes are 2 to 8 nodes, not '$n'"
+done
+mem=${BENCH_MEM_MB:-1536}
+nice_level=${BENCH_NICE:-0}
+
+log() { echo "bench: $(date +%T) $*"; }
+
+# Build what the VMs run: the module, libkcoll, kcoll-perf, the MPI timing program.
+command -v mpicc >/dev/null || rig_die "bench: mpicc missing: rig/deps.sh bench"
+log "building"
+make -s all >/dev/null
+make -s -C tools/kcoll-perf
+mkdir -p build/bench
+mpicc -std=gnu11 -O2 -Wall -Wextra -Werror -o build/bench/mpi_timing bench/mpi_timing.c
+
+rm -rf "$out"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+qemu_ver=$(qemu-system-x86_64 --version | head -n 1)
+cat >"$out/host.json" <<EOF
+{"cpus": $(nproc), "host_kernel": "$(uname -r)", "qemu": "$qemu_ver", "accel": "tcg",
+ "commit": "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)",
+ "date": "$(date -u +%FT%TZ)", "loadavg": "$(cut -d' ' -f1-3 /proc/loadavg)",
+ "vm_mem_mb": $mem, "smoke": $smoke, "cluster_sizes": [$(echo $nodes_list | tr ' ' ',')]}
+EOF
+
+# 3. The reduction kernels on the host (no VM): GB/s next to memcpy.
+log "reduction kernels (bench/reduce_bench)"
+make -s -C bench reduce_bench
+if [ $smoke = 1 ]; then
+	bench/reduce_bench --json --size 1048576 --runs 3 >"$out/reduce_bench.json"
+else
+	bench/reduce_bench --json >"$out/reduce_bench.json"
+fi
+
+rig/prepare.sh stock kmod/kcoll.ko
+
+status=0
+for n in $nodes_list; do
+	if [ $smoke = 1 ]; then
+		deadline=1500
+	else
+		deadline=$((1800 * n))
+	fi
+	log "cluster of $n VMs (deadline ${deadline}s; logs in $out/n$n/node*/)"
+	nice -n "$nice_level" rig/cluster.sh -n "$n" -m "$mem" -t "$deadline" -o "$out/n$n" -- \
+		"BENCH_SMOKE=$smoke BENCH_BIN=$RIG_TOP/build/bench sh bench/node.sh" ||
+		{ log "cluster of $n: a VM did not run its job to the end"; status=1; }
+	for ((i = 0; i < n; i++)); do
+		rig/dmesg-check.sh "$out/n$n/node$i/dmesg.txt" "$out/n$n/node$i/console.log" ||
+			log "cluster of $n: node$i's kernel log shows a problem"
+	done
+	log "cluster of $n VMs done"
+done
+
+python3 bench/report.py "$out"
+[ $status = 0 ] || log "some VM did not finish: the report says which parts are missing"
+exit 0

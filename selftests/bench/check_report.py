@@ -1,0 +1,164 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Check that a `make bench` report is well formed, as TAP: the benchmark's own sanity test.
+
+    selftests/bench/check_report.py OUTDIR
+
+Checks structure and consistency, never speed: report.json parses and has every part; every
+system either has result rows or says why not; every row's figures are finite numbers that
+agree with each other (algbw = size / time, busbw = algbw x the bus factor); #wrong is 0
+everywhere; each target is met, missed or not measured; report.md states the VM count, the
+vCPUs and that the machine is emulated; busbw.png is a PNG.
+
+KCOLL_BENCH_ALLOW_MISSING=1 turns "kcoll produced result rows" into a skip (kcoll's
+collectives not there yet); the report must then say "not available" with the error.
+"""
+import json
+import math
+import os
+import sys
+
+FACTORS = {
+    "allreduce": lambda n: 2.0 * (n - 1) / n,
+    "allgather": lambda n: (n - 1) / n,
+    "reduce_scatter": lambda n: (n - 1) / n,
+    "alltoall": lambda n: (n - 1) / n,
+    "gather": lambda n: (n - 1) / n,
+    "scatter": lambda n: (n - 1) / n,
+    "broadcast": lambda n: 1.0,
+    "reduce": lambda n: 1.0,
+}
+
+results = []
+
+
+def test(ok, what, diag=None, skip=None):
+    results.append((ok, what, diag, skip))
+
+
+def close(a, b, rel=2e-3, abs_=2e-6):
+    # abs_: two units of the 6th decimal older outputs printed; rel: their rounding
+    return abs(a - b) <= max(abs_, rel * max(abs(a), abs(b)))
+
+
+def finite(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def check_rows(name, n, rows):
+    bad = []
+    for r in rows:
+        for k in ("size", "time_us", "algbw_gbs", "busbw_gbs", "wrong", "coll"):
+            if k not in r:
+                bad.append("%s: row without %s: %s" % (name, k, r))
+                break
+        else:
+            if not all(finite(r[k]) for k in ("size", "time_us", "algbw_gbs", "busbw_gbs")):
+                bad.append("%s: non-numeric figure: %s" % (name, r))
+            elif r["time_us"] <= 0 or r["size"] <= 0:
+                bad.append("%s: time or size not positive: %s" % (name, r))
+            elif not close(r["algbw_gbs"], r["size"] / r["time_us"] / 1e3):
+                bad.append("%s: algbw != size / time: %s" % (name, r))
+            elif r["coll"] in FACTORS and not close(r["busbw_gbs"],
+                                                    r["algbw_gbs"] * FACTORS[r["coll"]](n)):
+                bad.append("%s: busbw != algbw x factor: %s" % (name, r))
+            if r.get("nranks", n) != n:
+                bad.append("%s: nranks %s in a cluster of %d" % (name, r.get("nranks"), n))
+    return bad
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    out = sys.argv[1]
+    allow_missing = os.environ.get("KCOLL_BENCH_ALLOW_MISSING", "0") not in ("", "0")
+    try:
+        with open(os.path.join(out, "report.json")) as f:
+            rep = json.load(f)
+        test(True, "report.json parses")
+    except (OSError, ValueError) as e:
+        test(False, "report.json parses", str(e))
+        rep = None
+    try:
+        with open(os.path.join(out, "report.md")) as f:
+            md = f.read()
+        test(len(md) > 200, "report.md is written")
+    except OSError as e:
+        test(False, "report.md is written", str(e))
+        md = ""
+
+    if rep is not None:
+        clusters = rep.get("clusters") or []
+        test(len(clusters) >= 1, "the report has at least one cluster run")
+        test(rep.get("emulated") is True, "report.json says the machine is emulated")
+        for cl in clusters:
+            n = cl.get("nodes")
+            tag = "%s VMs: " % n
+            test(isinstance(n, int) and n >= 2, tag + "the VM count is recorded")
+            test(isinstance(cl.get("meta", {}).get("vcpus"), int), tag + "the vCPU count is recorded",
+                 "meta: %s" % cl.get("meta"))
+            test(cl.get("vm_ok") is True, tag + "every VM ran its job to the end")
+            link = cl.get("link", {})
+            bw = [e for e in link.get("bw", []) if finite(e.get("uni_gbs")) and e["uni_gbs"] > 0
+                  and finite(e.get("bi_per_dir_gbs")) and e["bi_per_dir_gbs"] > 0]
+            test(bool(bw), tag + "perftest ib_write_bw (uni and -b) figures are there",
+                 "; ".join(link.get("errors", [])))
+            lat = link.get("lat") or {}
+            test(finite(lat.get("t_typical_us")) and lat["t_typical_us"] > 0,
+                 tag + "perftest ib_write_lat median is there", "; ".join(link.get("errors", [])))
+            for name, s in sorted(cl.get("systems", {}).items()):
+                rows = s.get("rows", [])
+                if name == "kcoll" and not s.get("available") and allow_missing:
+                    test(True, tag + "kcoll produced result rows", None,
+                         "kcoll: not available (%s)" % s.get("error"))
+                    test("kcoll: not available (error: %s)" % s.get("error") in md,
+                         tag + "report.md says kcoll is not available, with the error")
+                    continue
+                test(bool(s.get("available")) and bool(rows),
+                     tag + "%s produced result rows" % name, "error: %s" % s.get("error"))
+                bad = check_rows(name, n, rows)
+                test(not bad, tag + "%s rows are consistent (algbw, busbw, nranks)" % name,
+                     "\n".join(bad[:5]))
+                wrong = sum(int(r.get("wrong", 0)) for r in rows)
+                test(wrong == 0, tag + "%s #wrong is 0" % name, "#wrong = %d" % wrong)
+        targets = rep.get("targets") or []
+        test(len(targets) >= 4, "the targets are computed", "%d targets" % len(targets))
+        test(all(t.get("status") in ("met", "missed", "not measured") for t in targets),
+             "every target is met, missed or not measured")
+        test(all(t["status"] == "not measured" or finite(t.get("value")) for t in targets),
+             "every measured target has a value")
+        test(rep.get("wrong_total") == 0, "#wrong is 0 over the whole report",
+             "wrong_total = %s" % rep.get("wrong_total"))
+        k = rep.get("reduction_kernels") or {}
+        test(bool(k.get("rows")), "the reduction kernels' figures are included",
+             rep.get("reduction_kernels_error"))
+
+    test("emulated" in md and "VMs" in md and "vCPU" in md,
+         "report.md states the VM count, the vCPUs and that the machine is emulated")
+    for t in ("## Targets", "met" if "met" in md else "not measured"):
+        test(t in md, "report.md has '%s'" % t)
+    try:
+        with open(os.path.join(out, "busbw.png"), "rb") as f:
+            sig = f.read(8)
+        test(sig == b"\x89PNG\r\n\x1a\n", "busbw.png is a PNG")
+    except OSError as e:
+        test(False, "busbw.png is a PNG", str(e))
+
+    print("TAP version 13")
+    print("1..%d" % len(results))
+    fails = 0
+    for i, (ok, what, diag, skip) in enumerate(results, 1):
+        if skip:
+            print("ok %d %s # SKIP %s" % (i, what, skip))
+            continue
+        print("%s %d %s" % ("ok" if ok else "not ok", i, what))
+        if not ok:
+            fails += 1
+            for line in str(diag or "").splitlines():
+                print("# " + line)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

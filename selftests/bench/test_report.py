@@ -1,0 +1,168 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Host test of bench/report.py (no VM): synthetic result directories in the layout bench/node.sh
+writes, one with kcoll's rows and one where kcoll failed, are turned into reports that
+check_report.py must accept, with the targets computed from the numbers given here.  TAP.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+FACT = {"allreduce": lambda n: 2.0 * (n - 1) / n, "broadcast": lambda n: 1.0,
+        "allgather": lambda n: (n - 1) / n, "reduce_scatter": lambda n: (n - 1) / n,
+        "alltoall": lambda n: (n - 1) / n}
+SIZES = [4, 8, 16, 1 << 20, 16 << 20]
+
+
+def row(system, coll, n, size, gbs_link, lat_us, extra=None):
+    """A consistent row: time from a latency plus size over a bandwidth."""
+    t = lat_us + size / (gbs_link * 1e3)
+    alg = size / t / 1e3
+    r = {"system": system, "coll": coll, "nranks": n, "dtype": "fp32", "op": "sum",
+         "size": size, "count": max(1, size // 4), "iters": 3, "warmup": 1,
+         "time_us": t, "median_us": t * 0.9, "algbw_gbs": alg, "busbw_gbs": alg * FACT[coll](n),
+         "wrong": 0, "cpu_usr_us": 1.0, "cpu_sys_us": 2.0}
+    r.update(extra or {})
+    return r
+
+
+def write_jsonl(path, rows):
+    with open(path, "w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+
+
+def make_cluster(out, n, kcoll_ok):
+    d = os.path.join(out, "n%d" % n)
+    res = os.path.join(d, "results")
+    os.makedirs(os.path.join(res, "perftest"))
+    for i in range(n):
+        os.makedirs(os.path.join(d, "node%d" % i))
+        open(os.path.join(d, "node%d" % i, "job.rc"), "w").write("0\n")
+    json.dump({"nodes": n, "vcpus": 1, "mem_mb": 1536, "kernel": "6.1.0-test",
+               "cpu_model": "QEMU TCG CPU", "rxe_active_mtu": "4096"},
+              open(os.path.join(res, "meta.json"), "w"))
+    for size, uni in ((65536, 0.16), (8388608, 0.20)):
+        for kind, v in (("uni", uni), ("bi", 2 * uni * 0.9)):
+            with open(os.path.join(res, "perftest", "bw-%s-%d.txt" % (kind, size)), "w") as f:
+                f.write(" Mtu : 4096[B]\n #bytes     #iterations    BW peak[Gb/sec]    "
+                        "BW average[Gb/sec]   MsgRate[Mpps]\n %d    100    %.2f    %.2f    "
+                        "0.000400\n" % (size, v * 8 * 1.1, v * 8))
+    with open(os.path.join(res, "perftest", "lat-8.txt"), "w") as f:
+        f.write(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    "
+                "t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec]\n"
+                " 8       1000          250.10         900.00       300.00             "
+                "310.00         20.00           500.00                 800.00\n")
+    kx = {"place": "out", "mem": "user", "mode": "blocking"}
+    if kcoll_ok:
+        rows = []
+        for coll in ("allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"):
+            for size in SIZES:
+                rows.append(row("kcoll", coll, n, size, 0.19, 500.0, kx))
+                rows.append(row("kcoll", coll, n, size, 0.1, 900.0, dict(kx, place="in")))
+        write_jsonl(os.path.join(res, "kcoll.json"), rows)
+        open(os.path.join(res, "kcoll.rc"), "w").write("0\n")
+    else:
+        write_jsonl(os.path.join(res, "kcoll.json"),
+                    [{"system": "kcoll", "rank": 0, "nranks": n, "errno": 38,
+                      "error": "kcoll_allreduce fp32 sum 4 B out of place: not in this libkcoll"}])
+        open(os.path.join(res, "kcoll.rc"), "w").write("1\n")
+    for system, bw, lat in (("mpi-ucx", 0.04, 2000.0), ("mpi-tcp", 0.1, 800.0)):
+        write_jsonl(os.path.join(res, system + ".json"),
+                    [row(system, c, n, s, bw, lat) for c in ("allreduce", "broadcast")
+                     for s in SIZES])
+        open(os.path.join(res, system + ".rc"), "w").write("0\n")
+    write_jsonl(os.path.join(res, "gloo.json"),
+                [{"system": "gloo", "meta": True, "import_torch_s": 41.5, "nranks": n}] +
+                [row("gloo", "allreduce", n, s, 0.08, 3000.0) for s in SIZES])
+    open(os.path.join(res, "gloo.rc"), "w").write("0\n")
+
+
+def main():
+    tap = []
+    tmp = tempfile.mkdtemp(prefix="kcoll-report-")
+    try:
+        kernels = {"size_bytes": 1048576, "runs": 3, "memcpy_gbs": 10.0, "results": [
+            {"dtype": "fp32", "op": "sum", "generic_gbs": 6.0, "avx2_gbs": 9.0,
+             "memcpy_gbs": 10.0, "best_vs_memcpy": 0.9}]}
+        for label, kok in (("kcoll available", True), ("kcoll failed", False)):
+            out = os.path.join(tmp, label.replace(" ", "-"))
+            os.makedirs(out)
+            json.dump(kernels, open(os.path.join(out, "reduce_bench.json"), "w"))
+            json.dump({"cpus": 2, "commit": "test", "smoke": 1},
+                      open(os.path.join(out, "host.json"), "w"))
+            for n in (2, 4):
+                make_cluster(out, n, kok)
+            p = subprocess.run([sys.executable, os.path.join(TOP, "bench", "report.py"), out],
+                               capture_output=True, text=True)
+            tap.append((p.returncode == 0, "%s: report.py succeeds" % label, p.stderr))
+            env = dict(os.environ, KCOLL_BENCH_ALLOW_MISSING="0" if kok else "1")
+            have_gp = shutil.which("gnuplot") is not None
+            c = subprocess.run([sys.executable, os.path.join(HERE, "check_report.py"), out],
+                               capture_output=True, text=True, env=env)
+            bad = [l for l in c.stdout.splitlines() if l.startswith("not ok")]
+            if not have_gp:
+                bad = [l for l in bad if "PNG" not in l]
+            tap.append((not bad, "%s: check_report.py accepts the report" % label,
+                        "\n".join(bad) + c.stderr))
+            try:
+                rep = json.load(open(os.path.join(out, "report.json")))
+            except (OSError, ValueError) as e:
+                tap.append((False, "%s: report.json" % label, str(e)))
+                continue
+            st = {t["target"]: t for t in rep["targets"]}
+            md = open(os.path.join(out, "report.md")).read()
+            if kok:
+                # busbw(16M) = 16M / (500 + 16M / 190) us ... over the link's 0.2 x 0.9 GB/s
+                t = next(v for k, v in st.items() if k.startswith("2 VMs: all-reduce busbw at 16 MiB / bid"))
+                size = 16 << 20
+                tm = 500.0 + size / 190.0
+                want = size / tm / 1e3 * 1.0 / (0.2 * 0.9)
+                tap.append((abs(t["value"] - want) < 1e-3 * want and t["status"] == "met",
+                            "kcoll available: the 2-VM link target is computed and met",
+                            json.dumps(t)))
+                t = next(v for k, v in st.items() if k.startswith("2 VMs: 8-byte"))
+                want = (500.0 + 8 / 190.0) * 0.9 / 300.0
+                tap.append((abs(t["value"] - want) < 1e-3 and t["status"] == "met",
+                            "kcoll available: the latency target is computed (median over t_typical)",
+                            json.dumps(t)))
+                t = next(v for k, v in st.items() if k.startswith("4 VMs: all-reduce busbw at 1 MiB / Open MPI"))
+                tap.append((t["status"] in ("met", "missed") and t["value"] > 1,
+                            "kcoll available: the Open MPI target is computed", json.dumps(t)))
+                tap.append(("kcoll / mpi-ucx" in md and "not available" not in md,
+                            "kcoll available: report.md has the ratio tables", ""))
+            else:
+                tap.append((all(v["status"] == "not measured" for k, v in st.items()
+                                if "reduction kernels" not in k),
+                            "kcoll failed: every kcoll target is 'not measured'",
+                            json.dumps(rep["targets"], indent=1)))
+                tap.append(("kcoll: not available (error: kcoll_allreduce" in md,
+                            "kcoll failed: report.md says 'kcoll: not available (error ...)'", ""))
+            t = next(v for k, v in st.items() if "reduction kernels" in k)
+            tap.append((t["status"] == "met" and abs(t["value"] - 0.9) < 1e-9,
+                        "%s: the reduction-kernel target reads reduce_bench.json" % label,
+                        json.dumps(t)))
+    finally:
+        if os.environ.get("KEEP"):
+            print("# kept " + tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print("TAP version 13")
+    print("1..%d" % len(tap))
+    fails = 0
+    for i, (ok, what, diag) in enumerate(tap, 1):
+        print("%s %d %s" % ("ok" if ok else "not ok", i, what))
+        if not ok:
+            fails += 1
+            for line in (diag or "").splitlines()[:30]:
+                print("# " + line)
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,995 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * kcoll-perf's pure parts: options, size sweep, bus-bandwidth factors, buffer geometry,
+ * deterministic inputs and expected results.  No libkcoll call here (see perf_core.h).
+ *
+ * Inputs are small integers chosen from a hash of (rank, index), so that every result is
+ * exact in every datatype whatever order the ranks' contributions are combined in:
+ *   SUM, AVG	0..3 (sums of up to 85 ranks are exact integers even in bf16; integer types
+ *		wrap modulo 2^bits, which does not depend on the order either)
+ *   PROD	1 or 2 (products are powers of two: exact until they overflow, alike everywhere)
+ *   MIN, MAX	-8..7 (0..15 for unsigned types)
+ *   otherwise	0..99 (data movement: the value tells which rank and index it came from)
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perf_core.h"
+
+static const char *const coll_names[KCOLL_NUM_COLLECTIVES] = {
+	[KCOLL_BROADCAST] = "broadcast",
+	[KCOLL_SCATTER] = "scatter",
+	[KCOLL_GATHER] = "gather",
+	[KCOLL_REDUCE] = "reduce",
+	[KCOLL_ALLREDUCE] = "allreduce",
+	[KCOLL_ALLGATHER] = "allgather",
+	[KCOLL_REDUCE_SCATTER] = "reduce_scatter",
+	[KCOLL_ALLTOALL] = "alltoall",
+	[KCOLL_BARRIER] = "barrier",
+	[KCOLL_ALLGATHERV] = "allgatherv",
+	[KCOLL_ALLTOALLV] = "alltoallv",
+	[KCOLL_REDUCE_SCATTERV] = "reduce_scatterv",
+};
+
+static const char *const dtype_names[KCOLL_NUM_DATATYPES] = {
+	[KCOLL_INT8] = "int8", [KCOLL_UINT8] = "uint8",
+	[KCOLL_INT32] = "int32", [KCOLL_UINT32] = "uint32",
+	[KCOLL_INT64] = "int64", [KCOLL_UINT64] = "uint64",
+	[KCOLL_FP16] = "fp16", [KCOLL_BF16] = "bf16",
+	[KCOLL_FP32] = "fp32", [KCOLL_FP64] = "fp64",
+};
+
+static const size_t dtype_sizes[KCOLL_NUM_DATATYPES] = {
+	[KCOLL_INT8] = 1, [KCOLL_UINT8] = 1, [KCOLL_INT32] = 4, [KCOLL_UINT32] = 4,
+	[KCOLL_INT64] = 8, [KCOLL_UINT64] = 8, [KCOLL_FP16] = 2, [KCOLL_BF16] = 2,
+	[KCOLL_FP32] = 4, [KCOLL_FP64] = 8,
+};
+
+static const char *const op_names[KCOLL_NUM_RED_OPS] = {
+	[KCOLL_SUM] = "sum", [KCOLL_PROD] = "prod", [KCOLL_MIN] = "min",
+	[KCOLL_MAX] = "max", [KCOLL_AVG] = "avg",
+};
+
+static const char *const algo_names[KCOLL_NUM_ALGORITHMS] = {
+	[KCOLL_ALG_AUTO] = "auto", [KCOLL_ALG_RING] = "ring", [KCOLL_ALG_RECDBL] = "recdbl",
+	[KCOLL_ALG_RABENSEIFNER] = "rabenseifner", [KCOLL_ALG_BINOMIAL] = "binomial",
+	[KCOLL_ALG_DBTREE] = "dbtree", [KCOLL_ALG_CHAIN] = "chain",
+	[KCOLL_ALG_PAIRWISE] = "pairwise", [KCOLL_ALG_BRUCK] = "bruck",
+};
+
+static const char *name_of(const char *const *tab, int n, int v)
+{
+	return v >= 0 && v < n ? tab[v] : NULL;
+}
+
+static int name_find(const char *const *tab, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (tab[i] && !strcmp(tab[i], s))
+			return i;
+	}
+	return -EINVAL;
+}
+
+const char *perf_coll_name(int c) { return name_of(coll_names, KCOLL_NUM_COLLECTIVES, c); }
+const char *perf_dtype_name(int d) { return name_of(dtype_names, KCOLL_NUM_DATATYPES, d); }
+const char *perf_op_name(int o) { return name_of(op_names, KCOLL_NUM_RED_OPS, o); }
+const char *perf_algo_name(int a) { return name_of(algo_names, KCOLL_NUM_ALGORITHMS, a); }
+
+int perf_coll_from_name(const char *s)
+{
+	/* nccl-tests spellings too */
+	if (!strcmp(s, "all_reduce"))
+		return KCOLL_ALLREDUCE;
+	if (!strcmp(s, "all_gather"))
+		return KCOLL_ALLGATHER;
+	if (!strcmp(s, "alltoall") || !strcmp(s, "all_to_all"))
+		return KCOLL_ALLTOALL;
+	if (!strcmp(s, "bcast"))
+		return KCOLL_BROADCAST;
+	return name_find(coll_names, KCOLL_NUM_COLLECTIVES, s);
+}
+
+int perf_dtype_from_name(const char *s)
+{
+	if (!strcmp(s, "float"))
+		return KCOLL_FP32;
+	if (!strcmp(s, "double"))
+		return KCOLL_FP64;
+	if (!strcmp(s, "half"))
+		return KCOLL_FP16;
+	return name_find(dtype_names, KCOLL_NUM_DATATYPES, s);
+}
+
+int perf_op_from_name(const char *s) { return name_find(op_names, KCOLL_NUM_RED_OPS, s); }
+int perf_algo_from_name(const char *s) { return name_find(algo_names, KCOLL_NUM_ALGORITHMS, s); }
+
+size_t perf_dtype_size(int d)
+{
+	return d >= 0 && d < KCOLL_NUM_DATATYPES ? dtype_sizes[d] : 0;
+}
+
+bool perf_dtype_is_float(int d)
+{
+	return d == KCOLL_FP16 || d == KCOLL_BF16 || d == KCOLL_FP32 || d == KCOLL_FP64;
+}
+
+bool perf_dtype_is_signed(int d)
+{
+	return d == KCOLL_INT8 || d == KCOLL_INT32 || d == KCOLL_INT64 || perf_dtype_is_float(d);
+}
+
+bool perf_coll_is_reduction(int c)
+{
+	return c == KCOLL_REDUCE || c == KCOLL_ALLREDUCE || c == KCOLL_REDUCE_SCATTER ||
+	       c == KCOLL_REDUCE_SCATTERV;
+}
+
+bool perf_coll_has_root(int c)
+{
+	return c == KCOLL_BROADCAST || c == KCOLL_SCATTER || c == KCOLL_GATHER || c == KCOLL_REDUCE;
+}
+
+bool perf_op_valid(int dtype, int op)
+{
+	if (dtype < 0 || dtype >= KCOLL_NUM_DATATYPES || op < 0 || op >= KCOLL_NUM_RED_OPS)
+		return false;
+	return op != KCOLL_AVG || perf_dtype_is_float(dtype);
+}
+
+/* Collectives where the sweep size is the whole buffer of nranks blocks. */
+static bool per_rank_blocks(int c)
+{
+	return c == KCOLL_ALLGATHER || c == KCOLL_REDUCE_SCATTER || c == KCOLL_ALLTOALL ||
+	       c == KCOLL_GATHER || c == KCOLL_SCATTER || c == KCOLL_ALLGATHERV ||
+	       c == KCOLL_REDUCE_SCATTERV || c == KCOLL_ALLTOALLV;
+}
+
+/* ---- options ------------------------------------------------------------------------- */
+
+void perf_opts_default(struct perf_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->colls = 1U << KCOLL_ALLREDUCE;
+	o->dtypes = 1U << KCOLL_FP32;
+	o->ops = 1U << KCOLL_SUM;
+	o->minbytes = 4;
+	o->maxbytes = 16 << 20;
+	o->stepfactor = 2;
+	o->warmup = 5;
+	o->iters = 20;
+	o->check = true;
+	o->place = PERF_PLACE_OUT | PERF_PLACE_IN;
+	o->mem = PERF_MEM_USER;
+	o->mode = PERF_MODE_BLOCKING;
+	o->agg = 1;
+	o->algo = KCOLL_ALG_AUTO;
+	o->timeout_ms = 120000;
+	o->progress = -1;
+}
+
+void perf_usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+"usage: %s [OPTION]...\n"
+"Time kcoll collectives over a sweep of sizes (nccl-tests style) and check their results.\n"
+"Every rank runs it; rank, size and bootstrap root come from the environment\n"
+"(KCOLL_RANK/KCOLL_NRANKS/KCOLL_BOOTSTRAP_ADDR, torchrun, Slurm or Open MPI; see libkcoll(7)).\n"
+"\n"
+"  -C, --coll LIST        collectives, comma-separated, or all: broadcast scatter gather\n"
+"                         reduce allreduce allgather reduce_scatter alltoall barrier\n"
+"                         allgatherv alltoallv reduce_scatterv  (default allreduce)\n"
+"  -b, --minbytes SIZE    smallest size (default 4); SIZE takes K, M, G suffixes\n"
+"  -e, --maxbytes SIZE    largest size (default 16M)\n"
+"  -f, --stepfactor F     multiply the size by F from one row to the next (default 2)\n"
+"  -i, --stepbytes SIZE   add SIZE instead of multiplying\n"
+"  -w, --warmup N         warm-up iterations per row (default 5)\n"
+"  -n, --iters N          timed iterations per row (default 20)\n"
+"  -I, --iter-bytes SIZE  at most SIZE / size timed iterations (at least 1), warm-up no more\n"
+"                         than timed: bounds the time large rows take (default: no bound)\n"
+"  -d, --datatype LIST    int8 uint8 int32 uint32 int64 uint64 fp16 bf16 fp32 fp64, or all\n"
+"                         (default fp32)\n"
+"  -o, --op LIST          sum prod min max avg, or all (default sum); avg: floats only\n"
+"  -r, --root N           root of broadcast, scatter, gather, reduce (default 0)\n"
+"  -p, --place WHICH      out, in or both: out-of-place and/or in-place (default both)\n"
+"  -m, --mem WHICH        user (plain malloc'ed pointers), kbuf (zero-copy kcoll_buf_create()\n"
+"                         buffers) or both (default user)\n"
+"  -B, --mode WHICH       blocking, nonblocking or both (default blocking)\n"
+"  -a, --agg N            non-blocking: N operations in flight, then wait for all (default 1)\n"
+"  -A, --algo NAME        auto ring recdbl rabenseifner binomial dbtree chain pairwise bruck\n"
+"                         (default auto: the module chooses)\n"
+"  -c, --check 0|1        check every row's result, counted in #wrong (default 1)\n"
+"  -t, --timeout MS       blocking calls fail after MS ms (default 120000, 0: no limit)\n"
+"  -J, --json FILE        also write one JSON object per row and placement to FILE\n"
+"                         (- : standard output, instead of the table)\n"
+"  -S, --csv FILE         the same as CSV (- : standard output, instead of the table)\n"
+"  -P, --progress         a progress line on standard error even when it is not a terminal\n"
+"  -q, --quiet            no progress line\n"
+"  -D, --device PATH      kcoll device node (default /dev/kcoll)\n"
+"  -h, --help             this text\n"
+"\n"
+"Columns: time = mean microseconds per operation (the slowest rank's), algbw = size / time,\n"
+"busbw = algbw x the collective's bus factor (allreduce 2(n-1)/n; allgather, reduce_scatter,\n"
+"alltoall, gather, scatter (n-1)/n; broadcast, reduce 1), #wrong = wrong result elements\n"
+"summed over ranks, usr/sys = this process's CPU microseconds per operation (mean over ranks).\n"
+"Exit status: 0 when every row ran and #wrong is 0 everywhere, 1 otherwise, 2 on usage.\n",
+		prog);
+}
+
+int perf_parse_size(const char *s, size_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	if (!*s || *s == '-' || *s == '+')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end || v > (1ULL << 40))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+	long v;
+	char *end;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = (int)v;
+	return 0;
+}
+
+/* "a,b,c" or "all" against a name lookup; bits of the values found. */
+static int parse_list(const char *s, int (*lookup)(const char *), int n, unsigned int *bits,
+		      char *bad, size_t badlen)
+{
+	char buf[256], *tok, *save = NULL;
+	int v;
+
+	if (!strcmp(s, "all")) {
+		*bits = (n >= 32 ? ~0U : (1U << n) - 1);
+		return 0;
+	}
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(bad, badlen, "%.40s...", s);
+		return -1;
+	}
+	strcpy(buf, s);
+	*bits = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		v = lookup(tok);
+		if (v < 0) {
+			snprintf(bad, badlen, "%s", tok);
+			return -1;
+		}
+		*bits |= 1U << v;
+	}
+	if (!*bits) {
+		snprintf(bad, badlen, "%s", s);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_which(const char *s, const char *a, const char *b, unsigned int *bits)
+{
+	if (!strcmp(s, a))
+		*bits = 1U << 0;
+	else if (!strcmp(s, b))
+		*bits = 1U << 1;
+	else if (!strcmp(s, "both") || !strcmp(s, "all"))
+		*bits = 3;
+	else
+		return -1;
+	return 0;
+}
+
+static const struct option long_opts[] = {
+	{ "coll",	required_argument, NULL, 'C' },
+	{ "minbytes",	required_argument, NULL, 'b' },
+	{ "maxbytes",	required_argument, NULL, 'e' },
+	{ "stepfactor",	required_argument, NULL, 'f' },
+	{ "stepbytes",	required_argument, NULL, 'i' },
+	{ "warmup",	required_argument, NULL, 'w' },
+	{ "warmup_iters", required_argument, NULL, 'w' },
+	{ "iters",	required_argument, NULL, 'n' },
+	{ "iter-bytes",	required_argument, NULL, 'I' },
+	{ "datatype",	required_argument, NULL, 'd' },
+	{ "op",		required_argument, NULL, 'o' },
+	{ "root",	required_argument, NULL, 'r' },
+	{ "place",	required_argument, NULL, 'p' },
+	{ "mem",	required_argument, NULL, 'm' },
+	{ "mode",	required_argument, NULL, 'B' },
+	{ "agg",	required_argument, NULL, 'a' },
+	{ "algo",	required_argument, NULL, 'A' },
+	{ "check",	required_argument, NULL, 'c' },
+	{ "timeout",	required_argument, NULL, 't' },
+	{ "json",	required_argument, NULL, 'J' },
+	{ "csv",	required_argument, NULL, 'S' },
+	{ "progress",	no_argument,       NULL, 'P' },
+	{ "quiet",	no_argument,       NULL, 'q' },
+	{ "device",	required_argument, NULL, 'D' },
+	{ "help",	no_argument,       NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+#define PERF_SHORT_OPTS	":C:b:e:f:i:w:n:I:d:o:r:p:m:B:a:A:c:t:J:S:PqD:h"
+
+int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_t errlen)
+{
+	char bad[64];
+	size_t sizes[PERF_MAX_SIZES + 1];
+	unsigned int bits;
+	char *end;
+	int opt, v;
+
+	perf_opts_default(o);
+	optind = 0;	/* GNU: start afresh (the unit test parses many command lines) */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, PERF_SHORT_OPTS, long_opts, NULL)) != -1) {
+		switch (opt) {
+		case 'C':
+			if (parse_list(optarg, perf_coll_from_name, KCOLL_NUM_COLLECTIVES,
+				       &o->colls, bad, sizeof(bad)))
+				goto bad_name;
+			break;
+		case 'b':
+		case 'e':
+		case 'i':
+		case 'I':
+			if (perf_parse_size(optarg, opt == 'b' ? &o->minbytes :
+					    opt == 'e' ? &o->maxbytes :
+					    opt == 'i' ? &o->stepbytes : &o->iter_bytes)) {
+				snprintf(err, errlen, "-%c: bad size '%s' (digits, then K, M or G)",
+					 opt, optarg);
+				return -1;
+			}
+			break;
+		case 'f':
+			errno = 0;
+			o->stepfactor = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(o->stepfactor > 1.0) ||
+			    o->stepfactor > 1024) {
+				snprintf(err, errlen, "-f: step factor must be a number > 1 and "
+					 "<= 1024, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case 'w':
+		case 'n':
+		case 'a':
+			if (parse_int(optarg, opt == 'w' ? 0 : 1, 1000000,
+				      opt == 'w' ? &o->warmup : opt == 'n' ? &o->iters : &o->agg)) {
+				snprintf(err, errlen, "-%c: bad count '%s' (%s to 1000000)", opt,
+					 optarg, opt == 'w' ? "0" : "1");
+				return -1;
+			}
+			break;
+		case 'd':
+			if (parse_list(optarg, perf_dtype_from_name, KCOLL_NUM_DATATYPES,
+				       &o->dtypes, bad, sizeof(bad)))
+				goto bad_name;
+			break;
+		case 'o':
+			if (parse_list(optarg, perf_op_from_name, KCOLL_NUM_RED_OPS, &o->ops, bad,
+				       sizeof(bad)))
+				goto bad_name;
+			break;
+		case 'r':
+			if (parse_int(optarg, 0, KCOLL_MAX_RANKS - 1, &o->root)) {
+				snprintf(err, errlen, "-r: bad root '%s'", optarg);
+				return -1;
+			}
+			break;
+		case 'p':
+			if (parse_which(optarg, "out", "in", &o->place)) {
+				snprintf(err, errlen, "-p: out, in or both, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case 'm':
+			if (parse_which(optarg, "user", "kbuf", &o->mem)) {
+				snprintf(err, errlen, "-m: user, kbuf or both, not '%s'", optarg);
+				return -1;
+			}
+			break;
+		case 'B':
+			if (parse_which(optarg, "blocking", "nonblocking", &o->mode)) {
+				snprintf(err, errlen, "-B: blocking, nonblocking or both, not '%s'",
+					 optarg);
+				return -1;
+			}
+			break;
+		case 'A':
+			v = perf_algo_from_name(optarg);
+			if (v < 0) {
+				snprintf(bad, sizeof(bad), "%s", optarg);
+				goto bad_name;
+			}
+			o->algo = v;
+			break;
+		case 'c':
+			if (parse_int(optarg, 0, 1, &v)) {
+				snprintf(err, errlen, "-c: 0 or 1, not '%s'", optarg);
+				return -1;
+			}
+			o->check = v;
+			break;
+		case 't':
+			if (parse_int(optarg, 0, 86400000, &v)) {
+				snprintf(err, errlen, "-t: bad timeout '%s' (milliseconds)",
+					 optarg);
+				return -1;
+			}
+			o->timeout_ms = v;
+			break;
+		case 'J':
+			o->json_path = optarg;
+			break;
+		case 'S':
+			o->csv_path = optarg;
+			break;
+		case 'P':
+			o->progress = 1;
+			break;
+		case 'q':
+			o->progress = 0;
+			break;
+		case 'D':
+			o->dev_path = optarg;
+			break;
+		case 'h':
+			return 1;
+		case ':':
+			snprintf(err, errlen, "option '%s' needs an argument", argv[optind - 1]);
+			return -1;
+		default:
+			if (optopt)
+				snprintf(err, errlen, "unknown option '-%c'", optopt);
+			else
+				snprintf(err, errlen, "unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (o->minbytes > o->maxbytes) {
+		snprintf(err, errlen, "-b %zu is larger than -e %zu", o->minbytes, o->maxbytes);
+		return -1;
+	}
+	if (!o->stepbytes && !o->minbytes) {
+		snprintf(err, errlen, "-b 0 needs -i (a factor never leaves 0)");
+		return -1;
+	}
+	if (o->json_path && o->csv_path && !strcmp(o->json_path, "-") &&
+	    !strcmp(o->csv_path, "-")) {
+		snprintf(err, errlen, "only one of --json and --csv can be standard output");
+		return -1;
+	}
+	/* Drop (dtype, op) pairs that cannot exist, but not all of them. */
+	bits = 0;
+	for (v = 0; v < KCOLL_NUM_DATATYPES; v++) {
+		int op;
+
+		for (op = 0; op < KCOLL_NUM_RED_OPS; op++) {
+			if ((o->dtypes & (1U << v)) && (o->ops & (1U << op)) &&
+			    perf_op_valid(v, op))
+				bits |= 1U << op;
+		}
+	}
+	if (!bits && (o->colls & ((1U << KCOLL_REDUCE) | (1U << KCOLL_ALLREDUCE) |
+				  (1U << KCOLL_REDUCE_SCATTER) | (1U << KCOLL_REDUCE_SCATTERV)))) {
+		snprintf(err, errlen, "no valid (datatype, op) pair: avg is for fp16, bf16, fp32 "
+			 "and fp64 only");
+		return -1;
+	}
+	if (perf_sizes(o, sizes, PERF_MAX_SIZES + 1) > PERF_MAX_SIZES) {
+		snprintf(err, errlen, "the sweep has more than %d sizes: use a larger step",
+			 PERF_MAX_SIZES);
+		return -1;
+	}
+	return 0;
+
+bad_name:
+	snprintf(err, errlen, "-%c: unknown name '%s' (see --help)", opt, bad);
+	return -1;
+}
+
+/* ---- sweep, factors, geometry ------------------------------------------------------- */
+
+size_t perf_sizes(const struct perf_opts *o, size_t *out, size_t max)
+{
+	size_t n = 0, s = o->minbytes, next;
+
+	while (s <= o->maxbytes && n < max) {
+		out[n++] = s;
+		if (o->stepbytes)
+			next = s + o->stepbytes;
+		else
+			next = (size_t)((double)s * o->stepfactor);
+		if (next <= s)		/* a factor below 2 on tiny sizes: at least one byte more */
+			next = s + 1;
+		s = next;
+	}
+	return n;
+}
+
+double perf_busbw_factor(int coll, int n)
+{
+	if (n < 1)
+		return 0;
+	switch (coll) {
+	case KCOLL_ALLREDUCE:
+		return 2.0 * (n - 1) / n;
+	case KCOLL_ALLGATHER:
+	case KCOLL_ALLGATHERV:
+	case KCOLL_REDUCE_SCATTER:
+	case KCOLL_REDUCE_SCATTERV:
+	case KCOLL_ALLTOALL:
+	case KCOLL_ALLTOALLV:
+	case KCOLL_GATHER:
+	case KCOLL_SCATTER:
+		return (double)(n - 1) / n;
+	case KCOLL_BROADCAST:
+	case KCOLL_REDUCE:
+		return 1.0;
+	default:
+		return 0;
+	}
+}
+
+size_t perf_count(int coll, size_t bytes, int dtype, int nranks, size_t *total_bytes)
+{
+	size_t es = perf_dtype_size(dtype), count;
+
+	if (coll == KCOLL_BARRIER || !es || nranks < 1) {
+		*total_bytes = 0;
+		return 0;
+	}
+	if (per_rank_blocks(coll)) {
+		count = bytes / (es * nranks);
+		if (!count)
+			count = 1;
+		*total_bytes = count * es * nranks;
+	} else {
+		count = bytes / es;
+		if (!count)
+			count = 1;
+		*total_bytes = count * es;
+	}
+	return count;
+}
+
+void perf_buf_elems(int coll, size_t c, int n, size_t *send, size_t *recv)
+{
+	size_t nc = c * (size_t)n;
+
+	switch (coll) {
+	case KCOLL_ALLGATHER:
+	case KCOLL_ALLGATHERV:
+	case KCOLL_GATHER:
+		*send = c;
+		*recv = nc;
+		break;
+	case KCOLL_REDUCE_SCATTER:
+	case KCOLL_REDUCE_SCATTERV:
+	case KCOLL_SCATTER:
+		*send = nc;
+		*recv = c;
+		break;
+	case KCOLL_ALLTOALL:
+	case KCOLL_ALLTOALLV:
+		*send = nc;
+		*recv = nc;
+		break;
+	case KCOLL_BARRIER:
+		*send = 0;
+		*recv = 0;
+		break;
+	default:
+		*send = c;
+		*recv = c;
+	}
+}
+
+void perf_iters_for(const struct perf_opts *o, size_t bytes, int *warmup, int *iters)
+{
+	int n = o->iters, w = o->warmup;
+
+	if (o->iter_bytes && bytes) {
+		size_t cap = o->iter_bytes / bytes;
+
+		if (cap < 1)
+			cap = 1;
+		if (cap < (size_t)n)
+			n = (int)cap;
+		if (w > n)
+			w = n;
+	}
+	*iters = n;
+	*warmup = w;
+}
+
+/* ---- elements ---------------------------------------------------------------------- */
+
+uint16_t perf_f32_to_f16(float f)
+{
+	uint32_t x, mant, rem, half_ulp;
+	uint16_t sign, h;
+	int exp;
+
+	memcpy(&x, &f, sizeof(x));
+	sign = (x >> 16) & 0x8000;
+	if ((x & 0x7fffffff) > 0x7f800000)
+		return sign | 0x7e00;
+	exp = (int)((x >> 23) & 0xff) - 127 + 15;
+	mant = x & 0x7fffff;
+	if (exp >= 31)
+		return sign | 0x7c00;
+	if (exp <= 0) {				/* subnormal half, or zero */
+		int shift;
+
+		if (exp < -10)
+			return sign;
+		mant |= 0x800000;
+		shift = 14 - exp;
+		h = mant >> shift;
+		rem = mant & ((1U << shift) - 1);
+		half_ulp = 1U << (shift - 1);
+		if (rem > half_ulp || (rem == half_ulp && (h & 1)))
+			h++;
+		return sign | h;
+	}
+	h = sign | (exp << 10) | (mant >> 13);
+	rem = mant & 0x1fff;
+	if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+		h++;				/* a carry into the exponent is right, up to inf */
+	return h;
+}
+
+float perf_f16_to_f32(uint16_t h)
+{
+	int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+	float v;
+
+	if (exp == 0)
+		v = ldexpf((float)mant, -24);
+	else if (exp == 31)
+		v = mant ? NAN : INFINITY;
+	else
+		v = ldexpf((float)(1024 + mant), exp - 25);
+	return (h & 0x8000) ? -v : v;
+}
+
+uint16_t perf_f32_to_bf16(float f)
+{
+	uint32_t x;
+
+	memcpy(&x, &f, sizeof(x));
+	if ((x & 0x7fffffff) > 0x7f800000)
+		return (x >> 16) | 0x40;
+	x += 0x7fff + ((x >> 16) & 1);
+	return x >> 16;
+}
+
+float perf_bf16_to_f32(uint16_t b)
+{
+	uint32_t x = (uint32_t)b << 16;
+	float f;
+
+	memcpy(&f, &x, sizeof(f));
+	return f;
+}
+
+void perf_store_double(void *buf, size_t i, int dtype, double v)
+{
+	float f = (float)v;
+	uint16_t h;
+
+	switch (dtype) {
+	case KCOLL_FP16:
+		h = perf_f32_to_f16(f);
+		memcpy((char *)buf + 2 * i, &h, 2);
+		break;
+	case KCOLL_BF16:
+		h = perf_f32_to_bf16(f);
+		memcpy((char *)buf + 2 * i, &h, 2);
+		break;
+	case KCOLL_FP32:
+		memcpy((char *)buf + 4 * i, &f, 4);
+		break;
+	case KCOLL_FP64:
+		memcpy((char *)buf + 8 * i, &v, 8);
+		break;
+	default:
+		perf_store_int(buf, i, dtype, (int64_t)v);
+	}
+}
+
+void perf_store_int(void *buf, size_t i, int dtype, int64_t v)
+{
+	uint64_t u = (uint64_t)v;	/* integer types wrap modulo 2^bits */
+	uint32_t u32 = (uint32_t)u;
+	uint8_t u8 = (uint8_t)u;
+
+	switch (dtype) {
+	case KCOLL_INT8:
+	case KCOLL_UINT8:
+		((uint8_t *)buf)[i] = u8;
+		break;
+	case KCOLL_INT32:
+	case KCOLL_UINT32:
+		memcpy((char *)buf + 4 * i, &u32, 4);
+		break;
+	case KCOLL_INT64:
+	case KCOLL_UINT64:
+		memcpy((char *)buf + 8 * i, &u, 8);
+		break;
+	default:
+		perf_store_double(buf, i, dtype, (double)v);
+	}
+}
+
+double perf_load(const void *buf, size_t i, int dtype)
+{
+	const char *p = buf;
+	uint16_t h;
+	uint32_t u32;
+	uint64_t u64;
+	float f;
+	double d;
+
+	switch (dtype) {
+	case KCOLL_INT8:
+		return (int8_t)((const uint8_t *)p)[i];
+	case KCOLL_UINT8:
+		return ((const uint8_t *)p)[i];
+	case KCOLL_INT32:
+		memcpy(&u32, p + 4 * i, 4);
+		return (int32_t)u32;
+	case KCOLL_UINT32:
+		memcpy(&u32, p + 4 * i, 4);
+		return u32;
+	case KCOLL_INT64:
+		memcpy(&u64, p + 8 * i, 8);
+		return (double)(int64_t)u64;
+	case KCOLL_UINT64:
+		memcpy(&u64, p + 8 * i, 8);
+		return (double)u64;
+	case KCOLL_FP16:
+		memcpy(&h, p + 2 * i, 2);
+		return perf_f16_to_f32(h);
+	case KCOLL_BF16:
+		memcpy(&h, p + 2 * i, 2);
+		return perf_bf16_to_f32(h);
+	case KCOLL_FP32:
+		memcpy(&f, p + 4 * i, 4);
+		return f;
+	case KCOLL_FP64:
+		memcpy(&d, p + 8 * i, 8);
+		return d;
+	}
+	return NAN;
+}
+
+/* ---- inputs and expected results ----------------------------------------------------- */
+
+static uint32_t mix(int rank, size_t idx)
+{
+	uint32_t h = (uint32_t)rank * 0x9e3779b1U ^ (uint32_t)idx * 0x85ebca77U ^
+		     (uint32_t)((uint64_t)idx >> 32) * 0xc2b2ae3dU;
+
+	h ^= h >> 15;
+	h *= 0x2c1b3c6dU;
+	h ^= h >> 12;
+	h *= 0x297a2d39U;
+	h ^= h >> 15;
+	return h;
+}
+
+int64_t perf_input(const struct perf_case *pc, int rank, size_t idx)
+{
+	uint32_t h = mix(rank, idx);
+
+	if (!perf_coll_is_reduction(pc->coll))
+		return h % 100;
+	switch (pc->op) {
+	case KCOLL_SUM:
+	case KCOLL_AVG:
+		return h % 4;
+	case KCOLL_PROD:
+		return (h % 8) ? 1 : 2;
+	default:	/* MIN, MAX */
+		return perf_dtype_is_signed(pc->dtype) ? (int64_t)(h % 16) - 8 : h % 16;
+	}
+}
+
+void perf_fill(const struct perf_case *pc, void *sendbuf)
+{
+	size_t send, recv, i;
+
+	perf_buf_elems(pc->coll, pc->count, pc->nranks, &send, &recv);
+	for (i = 0; i < send; i++)
+		perf_store_int(sendbuf, i, pc->dtype, perf_input(pc, pc->rank, i));
+}
+
+size_t perf_result_elems(const struct perf_case *pc, size_t *offset)
+{
+	size_t c = pc->count, n = (size_t)pc->nranks;
+	bool root = pc->rank == pc->root;
+
+	*offset = 0;
+	switch (pc->coll) {
+	case KCOLL_BROADCAST:
+	case KCOLL_ALLREDUCE:
+	case KCOLL_REDUCE_SCATTER:
+	case KCOLL_REDUCE_SCATTERV:
+		return c;
+	case KCOLL_REDUCE:
+		return root ? c : 0;
+	case KCOLL_GATHER:
+		return root ? n * c : 0;
+	case KCOLL_SCATTER:
+		/* In place, the root's recvbuf is its sendbuf: its own block stays there. */
+		if (root && pc->in_place)
+			*offset = (size_t)pc->root * c;
+		return c;
+	case KCOLL_ALLGATHER:
+	case KCOLL_ALLGATHERV:
+	case KCOLL_ALLTOALL:
+	case KCOLL_ALLTOALLV:
+		return n * c;
+	default:
+		return 0;
+	}
+}
+
+/* Mantissa precision (bits, with the implicit one) of the float types; 0 for integers. */
+static int precision(int dtype)
+{
+	switch (dtype) {
+	case KCOLL_FP16: return 11;
+	case KCOLL_BF16: return 8;
+	case KCOLL_FP32: return 24;
+	case KCOLL_FP64: return 53;
+	}
+	return 0;
+}
+
+double perf_expected(const struct perf_case *pc, size_t i, void *out)
+{
+	size_t c = pc->count;
+	int n = pc->nranks, j, twos, p = precision(pc->dtype);
+	size_t src;
+	int64_t acc;
+	double tol = 0, eps = p ? ldexp(1.0, 1 - p) : 0;
+
+	switch (pc->coll) {
+	case KCOLL_BROADCAST:
+		perf_store_int(out, 0, pc->dtype, perf_input(pc, pc->root, i));
+		return 0;
+	case KCOLL_SCATTER:
+		perf_store_int(out, 0, pc->dtype,
+			       perf_input(pc, pc->root, (size_t)pc->rank * c + i));
+		return 0;
+	case KCOLL_GATHER:
+	case KCOLL_ALLGATHER:
+	case KCOLL_ALLGATHERV:
+		perf_store_int(out, 0, pc->dtype, perf_input(pc, (int)(i / c), i % c));
+		return 0;
+	case KCOLL_ALLTOALL:
+	case KCOLL_ALLTOALLV:
+		perf_store_int(out, 0, pc->dtype,
+			       perf_input(pc, (int)(i / c), (size_t)pc->rank * c + i % c));
+		return 0;
+	case KCOLL_REDUCE:
+	case KCOLL_ALLREDUCE:
+		src = i;
+		break;
+	case KCOLL_REDUCE_SCATTER:
+	case KCOLL_REDUCE_SCATTERV:
+		src = (size_t)pc->rank * c + i;
+		break;
+	default:
+		return 0;
+	}
+
+	/* A reduction over every rank's element src; PROD counts its factors of two. */
+	acc = perf_input(pc, 0, src);
+	twos = acc == 2;
+	for (j = 1; j < n; j++) {
+		int64_t v = perf_input(pc, j, src);
+
+		switch (pc->op) {
+		case KCOLL_SUM:
+		case KCOLL_AVG:
+			acc += v;
+			break;
+		case KCOLL_PROD:
+			twos += v == 2;
+			break;
+		case KCOLL_MIN:
+			acc = v < acc ? v : acc;
+			break;
+		case KCOLL_MAX:
+			acc = v > acc ? v : acc;
+			break;
+		}
+	}
+	/* Float sums past the exactly representable integers depend on the order: allow it. */
+	if (p && (pc->op == KCOLL_SUM || pc->op == KCOLL_AVG) && 3.0 * n > ldexp(1.0, p))
+		tol = eps * n;
+	switch (pc->op) {
+	case KCOLL_PROD:
+		if (perf_dtype_is_float(pc->dtype))	/* 2^twos, inf once it overflows */
+			perf_store_double(out, 0, pc->dtype, ldexp(1.0, twos));
+		else					/* modulo 2^64, then 2^bits */
+			perf_store_int(out, 0, pc->dtype, twos < 64 ? (int64_t)(1ULL << twos) : 0);
+		return tol;
+	case KCOLL_AVG:
+		perf_store_double(out, 0, pc->dtype, (double)acc / n);
+		return tol + 4 * eps;
+	default:
+		perf_store_int(out, 0, pc->dtype, acc);
+		return tol;
+	}
+}
+
+size_t perf_check(const struct perf_case *pc, const void *recvbuf)
+{
+	size_t off, n = perf_result_elems(pc, &off), es = perf_dtype_size(pc->dtype), i, wrong = 0;
+	const char *res = (const char *)recvbuf + off * es;
+	unsigned char want[8];
+	double tol, got, exp;
+
+	for (i = 0; i < n; i++) {
+		tol = perf_expected(pc, i, want);
+		if (!memcmp(res + i * es, want, es))
+			continue;
+		if (tol > 0) {
+			got = perf_load(res, i, pc->dtype);
+			exp = perf_load(want, 0, pc->dtype);
+			if (fabs(got - exp) <= tol * (fabs(exp) > 1 ? fabs(exp) : 1))
+				continue;
+		}
+		wrong++;
+	}
+	return wrong;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double perf_median(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+# kcoll-perf's whole run on the host against a one-rank mock of libkcoll (test/mock.c): every
+# collective, datatype, op, placement, memory kind and mode; the table, JSON lines and CSV
+# are well formed; #wrong is 0, and counts the corruption KCOLL_MOCK_CORRUPT=1 injects.  TAP.
+# Usage: tools/kcoll-perf/test/run.sh MOCK_BINARY
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0 fail=0
+t() {	# t DESCRIPTION CMD...
+	local what=$1
+	shift
+	n=$((n + 1))
+	if "$@" >"$tmp/out" 2>&1; then
+		echo "ok $n $what"
+	else
+		echo "not ok $n $what"
+		sed 's/^/# /' "$tmp/out" | tail -n 20
+		fail=1
+	fi
+}
+all=(-C all -d all -o all -p both -m both -B both -a 3 -b 1 -e 4K -f 8 -w 1 -n 2 -q)
+echo "TAP version 13"
+t "every collective, dtype, op, placement, memory, mode: exit 0" \
+	"$bin" "${all[@]}" -J "$tmp/all.json" -S "$tmp/all.csv"
+t "the table ends with 0 wrong elements" \
+	sh -c "'$bin' ${all[*]} | grep -q '^# Out of bounds values : 0 OK'"
+t "JSON lines parse, #wrong 0, every collective, dtype and op present" python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert rows and all(r["wrong"] == 0 for r in rows), "wrong"
+assert len({r["coll"] for r in rows}) == 12, {r["coll"] for r in rows}
+assert len({r["dtype"] for r in rows}) == 10
+assert {r["op"] for r in rows} == {"sum", "prod", "min", "max", "avg", "none"}
+assert {(r["place"], r["mem"], r["mode"]) for r in rows if r["coll"] == "allreduce"} == \
+	{(p, m, b) for p in ("in", "out") for m in ("user", "kbuf") for b in ("blocking", "nonblocking")}
+assert not any(r["dtype"].startswith(("int", "uint")) and r["op"] == "avg" for r in rows)
+assert all(r["checked"] == (r["coll"] != "barrier") for r in rows)
+' "$tmp/all.json"
+t "CSV has a header and one line per JSON line" sh -c \
+	"head -n 1 '$tmp/all.csv' | grep -q '^system,coll,nranks,' &&
+	 [ \$((\$(wc -l <'$tmp/all.csv') - 1)) -eq \$(wc -l <'$tmp/all.json') ]"
+t "a corrupted result counts in #wrong and fails the run" sh -c \
+	"! KCOLL_MOCK_CORRUPT=1 '$bin' -C allreduce,allgather -b 64 -e 64 -n 1 -w 0 -J - -q >'$tmp/bad' &&
+	 python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert r and all(x[\"wrong\"] == 1 for x in r), r' '$tmp/bad'"
+t "--help exits 0 and documents -C" sh -c "'$bin' --help | grep -q -- '-C, --coll'"
+t "a usage error exits 2" sh -c "'$bin' -n 0; [ \$? -eq 2 ]"
+echo "1..$n"
+exit $fail
