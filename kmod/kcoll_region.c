@@ -21,17 +21,18 @@
 #include "kcoll.h"
 
 /* Pages per memory registration (also bounded by the device's fast-reg page list). */
-#define KCOLL_REGION_MR_PAGES	512
+#define KCOLL_REGION_MR_PAGES	511
 /*
  * Allocation order tried first for module-owned pages: physically contiguous runs merge
  * into fewer scatter/gather entries.
  */
 #define KCOLL_REGION_ORDER	4
 
+/* Pages mapped per registration: one slot of the device's page list stays spare (below). */
 static u32 kcoll_region_mr_pages(struct kcoll_comm *comm)
 {
-	return min_t(u32, comm->dev->ibdev->attrs.max_fast_reg_page_list_len,
-		     KCOLL_REGION_MR_PAGES);
+	return max_t(u32, min_t(u32, comm->dev->ibdev->attrs.max_fast_reg_page_list_len,
+				KCOLL_REGION_MR_PAGES + 1) - 1, 1);
 }
 
 /**
