@@ -184,7 +184,7 @@ struct kcoll_conn {
 };
 
 /**
- * struct kcoll_region_chunk - up to 512 pages of a region: DMA mapping and registration
+ * struct kcoll_region_chunk - up to 511 pages of a region: DMA mapping and registration
  * @sgt:	the chunk's pages, DMA mapped (bidirectional)
  * @mr:		FRWR registration peers write through, or NULL (local use only)
  */
