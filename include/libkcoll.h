@@ -442,6 +442,27 @@ KCOLL_API void kcoll_nl_dev_list_free(struct kcoll_nl_dev *devs, size_t n);
 KCOLL_API int kcoll_nl_dev_set(struct kcoll_nl *nl, const char *name, int allowed,
 			       int set_tos, int32_t tos);
 
+/* A reduction engine and the (dtype, op) pairs it declares; active: it serves the pair now. */
+struct kcoll_nl_engine_pair {
+	uint32_t dtype;		/* enum kcoll_datatype */
+	uint32_t op;		/* enum kcoll_red_op */
+	int active;
+};
+
+struct kcoll_nl_engine {
+	char name[32];
+	uint32_t priority;	/* order tried: 0 first; the built-in engine comes last */
+	size_t npairs;
+	struct kcoll_nl_engine_pair *pairs;
+};
+
+/* Every engine, the built-in one first; free with kcoll_nl_engine_list_free(). */
+KCOLL_API int kcoll_nl_engine_list(struct kcoll_nl *nl, struct kcoll_nl_engine **engines,
+				   size_t *n);
+KCOLL_API void kcoll_nl_engine_list_free(struct kcoll_nl_engine *engines, size_t n);
+/* Make engine @name the one that serves (@dtype, @op).  Admin (CAP_NET_ADMIN). */
+KCOLL_API int kcoll_nl_engine_set(struct kcoll_nl *nl, const char *name, int dtype, int op);
+
 struct kcoll_nl_peer {
 	uint32_t rank;
 	uint8_t state;		/* enum kcoll_peer_state */

@@ -574,6 +574,15 @@ int kcoll_coll_wait_ctx(struct kcoll_ctx *ctx, struct kcoll_wait *arg);
 void kcoll_ctx_drop_ops(struct kcoll_ctx *ctx);
 
 /* kcoll_engine.c */
+/* What the control plane shows of an engine; serves: 0 no, 1 declares, 2 serves now. */
+struct kcoll_engine_info {
+	char name[32];
+	bool builtin;
+	u32 priority;
+	u8 serves[KCOLL_DTYPE_COUNT][KCOLL_REDOP_COUNT];
+};
+int kcoll_engine_info_get(u32 idx, struct kcoll_engine_info *out);
+int kcoll_engine_choose(const char *name, u32 dt, u32 op);
 int kcoll_engine_init(void);
 void kcoll_engine_exit(void);
 void kcoll_engine_reduce3(void *dst, const void *a, const void *b, size_t count,

@@ -52,6 +52,8 @@ static LIST_HEAD(kcoll_engines);
 static DEFINE_MUTEX(kcoll_engines_mutex);
 static struct kobject *kcoll_engines_kobj;
 static struct kcoll_engine_entry *kcoll_builtin;
+/* An admin's choice per (dtype, op) (engine-set), or NULL: registration order decides. */
+static struct kcoll_engine_entry __rcu *kcoll_choice[KCOLL_DTYPE_COUNT][KCOLL_REDOP_COUNT];
 static const struct kcoll_reduce_engine *kcoll_builtin_ops;
 
 #define to_entry(k) container_of(k, struct kcoll_engine_entry, kobj)
@@ -130,6 +132,18 @@ static bool kcoll_engine_name_ok(const char *name)
 	return true;
 }
 
+/* Drop the admin's choices of @ent.  Context: kcoll_engines_mutex. */
+static void kcoll_engine_forget_choices(struct kcoll_engine_entry *ent)
+{
+	int dt, op;
+
+	lockdep_assert_held(&kcoll_engines_mutex);
+	for (dt = 0; dt < KCOLL_DTYPE_COUNT; dt++)
+		for (op = 0; op < KCOLL_REDOP_COUNT; op++)
+			if (rcu_access_pointer(kcoll_choice[dt][op]) == ent)
+				RCU_INIT_POINTER(kcoll_choice[dt][op], NULL);
+}
+
 int kcoll_engine_register(struct kcoll_engine *e)
 {
 	struct kcoll_engine_entry *ent;
@@ -159,6 +173,7 @@ void kcoll_engine_unregister(struct kcoll_engine *e)
 		return;
 	mutex_lock(&kcoll_engines_mutex);
 	list_del_rcu(&ent->list);
+	kcoll_engine_forget_choices(ent);
 	mutex_unlock(&kcoll_engines_mutex);
 	/* Every reduction that may be inside the engine leaves it before we return. */
 	synchronize_srcu(&kcoll_engine_srcu);
@@ -188,6 +203,25 @@ static void kcoll_builtin_reduce3(void *dst, const void *a, const void *b, size_
 	atomic64_add(count * esz, &kcoll_builtin->bytes);
 }
 
+/* Offer a piece to a registered engine; true when it did it.  Context: SRCU read side. */
+static bool kcoll_engine_try(struct kcoll_engine_entry *ent, void *dst, const void *a,
+			     const void *b, size_t count, enum kcoll_dtype dt,
+			     enum kcoll_redop op)
+{
+	struct kcoll_engine *e = ent->engine;
+	size_t bytes = count * kcoll_dtype_size(dt);
+
+	if (!e->supports(dt, op, bytes))
+		return false;
+	if (!e->reduce3(dst, a, b, count, dt, op)) {
+		atomic64_inc(&ent->calls);
+		atomic64_add(bytes, &ent->bytes);
+		return true;
+	}
+	atomic64_inc(&ent->declined);
+	return false;
+}
+
 /**
  * kcoll_engine_reduce3 - dst = a (+) b, by the first engine that takes it, else the built-in
  * @dst:	destination (may be @a or @b exactly)
@@ -202,29 +236,29 @@ static void kcoll_builtin_reduce3(void *dst, const void *a, const void *b, size_
 void kcoll_engine_reduce3(void *dst, const void *a, const void *b, size_t count,
 			  enum kcoll_dtype dt, enum kcoll_redop op)
 {
-	size_t bytes = count * kcoll_dtype_size(dt);
 	struct kcoll_engine_entry *ent;
 	int idx;
 
 	if (!count)
 		return;
 	idx = srcu_read_lock(&kcoll_engine_srcu);
-	list_for_each_entry_srcu(ent, &kcoll_engines, list,
-				 srcu_read_lock_held(&kcoll_engine_srcu)) {
-		struct kcoll_engine *e = ent->engine;
-
-		if (!e->supports(dt, op, bytes))
-			continue;
-		if (!e->reduce3(dst, a, b, count, dt, op)) {
-			atomic64_inc(&ent->calls);
-			atomic64_add(bytes, &ent->bytes);
-			srcu_read_unlock(&kcoll_engine_srcu, idx);
-			return;
-		}
-		atomic64_inc(&ent->declined);
+	ent = srcu_dereference(kcoll_choice[dt][op], &kcoll_engine_srcu);
+	if (ent) {
+		/* The admin's choice, and only it; the built-in engine if it declines. */
+		if (ent != kcoll_builtin && kcoll_engine_try(ent, dst, a, b, count, dt, op))
+			goto out_unlock;
+		goto builtin;
 	}
+	list_for_each_entry_srcu(ent, &kcoll_engines, list,
+				 srcu_read_lock_held(&kcoll_engine_srcu))
+		if (kcoll_engine_try(ent, dst, a, b, count, dt, op))
+			goto out_unlock;
+builtin:
 	srcu_read_unlock(&kcoll_engine_srcu, idx);
 	kcoll_builtin_reduce3(dst, a, b, count, dt, op);
+	return;
+out_unlock:
+	srcu_read_unlock(&kcoll_engine_srcu, idx);
 }
 
 /* AVG's division by nranks (a no-op for other operators), in bounded FPU sections. */
@@ -244,6 +278,107 @@ void kcoll_engine_finalize(void *buf, size_t count, enum kcoll_dtype dt, enum kc
 		done += n;
 		cond_resched();
 	}
+}
+
+/* Piece size at which "which engine serves a pair" is answered (engines may declare by size). */
+#define KCOLL_ENGINE_REF_BYTES	SZ_1M
+
+/* The engine that serves (@dt, @op) for a reference piece.  Context: kcoll_engines_mutex. */
+static struct kcoll_engine_entry *kcoll_engine_active(int dt, int op)
+{
+	struct kcoll_engine_entry *ent = rcu_dereference_protected(kcoll_choice[dt][op],
+						lockdep_is_held(&kcoll_engines_mutex));
+
+	if (ent)
+		return ent;
+	list_for_each_entry(ent, &kcoll_engines, list)
+		if (ent->engine->supports(dt, op, KCOLL_ENGINE_REF_BYTES))
+			return ent;
+	return kcoll_builtin;
+}
+
+/**
+ * kcoll_engine_info_get - describe engine number @idx for the control plane
+ * @idx:	0 for the built-in engine, then the registered ones in the order tried
+ * @out:	filled in
+ *
+ * Return: 0, or -ENOENT past the last engine.
+ */
+int kcoll_engine_info_get(u32 idx, struct kcoll_engine_info *out)
+{
+	struct kcoll_engine_entry *ent = NULL, *it;
+	int dt, op;
+	u32 i = 1;
+
+	memset(out, 0, sizeof(*out));
+	mutex_lock(&kcoll_engines_mutex);
+	if (!idx) {
+		ent = kcoll_builtin;
+	} else {
+		list_for_each_entry(it, &kcoll_engines, list) {
+			if (i++ == idx) {
+				ent = it;
+				break;
+			}
+		}
+	}
+	if (!ent) {
+		mutex_unlock(&kcoll_engines_mutex);
+		return -ENOENT;
+	}
+	strscpy(out->name, kobject_name(&ent->kobj), sizeof(out->name));
+	out->builtin = !ent->engine;
+	/* The built-in engine is tried last. */
+	out->priority = idx ? idx - 1 : i - 1;
+	if (!idx)
+		list_for_each_entry(it, &kcoll_engines, list)
+			out->priority++;
+	for (dt = 0; dt < KCOLL_DTYPE_COUNT; dt++) {
+		for (op = 0; op < KCOLL_REDOP_COUNT; op++) {
+			if (kcoll_reduce_check(dt, op))
+				continue;
+			if (ent->engine && !ent->engine->supports(dt, op, KCOLL_ENGINE_REF_BYTES))
+				continue;
+			out->serves[dt][op] = kcoll_engine_active(dt, op) == ent ? 2 : 1;
+		}
+	}
+	mutex_unlock(&kcoll_engines_mutex);
+	return 0;
+}
+
+/**
+ * kcoll_engine_choose - make engine @name the one that serves (@dt, @op)
+ * @name:	a registered engine, or the built-in one's name
+ * @dt:		datatype
+ * @op:		operator (a supported pair that the engine declares)
+ *
+ * Return: 0, -EINVAL (kcoll does not reduce the pair), -EOPNOTSUPP (the engine does not
+ * declare it), -ENOENT (no such engine).
+ */
+int kcoll_engine_choose(const char *name, u32 dt, u32 op)
+{
+	struct kcoll_engine_entry *ent, *found = NULL;
+
+	if (dt >= KCOLL_DTYPE_COUNT || op >= KCOLL_REDOP_COUNT || kcoll_reduce_check(dt, op)) {
+		return -EINVAL;
+	}
+	mutex_lock(&kcoll_engines_mutex);
+	if (!strcmp(name, kobject_name(&kcoll_builtin->kobj)))
+		found = kcoll_builtin;
+	list_for_each_entry(ent, &kcoll_engines, list)
+		if (!found && !strcmp(name, kobject_name(&ent->kobj)))
+			found = ent;
+	if (!found) {
+		mutex_unlock(&kcoll_engines_mutex);
+		return -ENOENT;
+	}
+	if (found->engine && !found->engine->supports(dt, op, KCOLL_ENGINE_REF_BYTES)) {
+		mutex_unlock(&kcoll_engines_mutex);
+		return -EOPNOTSUPP;
+	}
+	rcu_assign_pointer(kcoll_choice[dt][op], found);
+	mutex_unlock(&kcoll_engines_mutex);
+	return 0;
 }
 
 int kcoll_engine_init(void)

@@ -174,4 +174,38 @@ TEST_F_TIMEOUT(world, unregister_while_running, 300)
 	EXPECT_NE(0, access("/sys/module/kcoll_test_engine", F_OK));
 }
 
+/* An admin's choice wins: with the built-in engine chosen for int32 SUM, the test engine
+ * gets nothing; choosing the test engine again gives it the pieces back. */
+TEST_F_TIMEOUT(world, admin_choice_wins, 300)
+{
+	char cmd[256];
+	long long calls, b;
+	const char *bn = access(ENG "avx2", F_OK) == 0 ? "avx2" : "generic";
+	FILE *p;
+	char out[8192] = "";
+	size_t n;
+
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl engine set %s dtype int32 op sum",
+		 bn);
+	ASSERT_EQ(0, system(cmd));
+	calls = read_ll(ENG "kcoll_test/calls");
+	b = builtin("calls");
+	EXPECT_EQ(0, allreduce(self, KCOLL_INT32, 200000, 0, NULL));
+	EXPECT_EQ(calls, read_ll(ENG "kcoll_test/calls"));
+	EXPECT_LT(b, builtin("calls"));
+	p = popen("tools/kcollctl/kcollctl -j engine show", "r");
+	ASSERT_NE(NULL, p);
+	n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = 0;
+	pclose(p);
+	EXPECT_NE(NULL, strstr(out, "\"name\":\"kcoll_test\"")) TH_LOG("%s", out);
+	ASSERT_EQ(0, system("tools/kcollctl/kcollctl engine set kcoll_test dtype int32 op sum"));
+	calls = read_ll(ENG "kcoll_test/calls");
+	EXPECT_EQ(0, allreduce(self, KCOLL_INT32, 200000, 0, NULL));
+	EXPECT_LT(calls, read_ll(ENG "kcoll_test/calls"));
+	/* It may not serve what it does not declare. */
+	EXPECT_NE(0, system("tools/kcollctl/kcollctl engine set kcoll_test dtype fp32 op sum "
+			    "2>/dev/null"));
+}
+
 TEST_HARNESS_MAIN

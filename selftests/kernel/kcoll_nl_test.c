@@ -1107,4 +1107,72 @@ TEST_F(pair, admin_abort_ready_comm)
 	EXPECT_EQ(1, sh(cmd));	/* gone now */
 }
 
+/* One engine-get reply: count the engines and remember the first one's name and pairs. */
+struct engines_seen {
+	int n;
+	char first[32];
+	int first_pairs, first_active;
+};
+
+static int engine_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct engines_seen *e = data;
+	const struct nlattr *a, *b;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		if (e->n)
+			break;
+		if (mnl_attr_get_type(a) == KCOLL_A_ENGINE_NAME)
+			snprintf(e->first, sizeof(e->first), "%s", mnl_attr_get_str(a));
+		if (mnl_attr_get_type(a) != KCOLL_A_ENGINE_SERVES)
+			continue;
+		e->first_pairs++;
+		mnl_attr_for_each_nested(b, a)
+			if (mnl_attr_get_type(b) == KCOLL_A_ENGINE_PAIR_ACTIVE &&
+			    mnl_attr_get_u8(b))
+				e->first_active++;
+	}
+	e->n++;
+	return MNL_CB_OK;
+}
+
+/*
+ * The built-in engine is listed first, declaring every pair kcoll reduces (44: 6 integer
+ * types x 4 ops, 4 float types x 5) and serving them all while no other engine is loaded;
+ * choosing it is accepted, unknown names and pairs are refused with a message.
+ */
+TEST_F(nl, engine_show_and_set)
+{
+	struct engines_seen e = { 0 };
+	struct nlt *t = self->t;
+	struct nlmsghdr *nlh;
+
+	nlh = nlt_cmd(t, KCOLL_CMD_ENGINE_GET, NLM_F_DUMP);
+	ASSERT_EQ(0, nlt_talk(t, nlh, engine_cb, &e)) TH_LOG("%s", t->ext);
+	ASSERT_LE(1, e.n);
+	EXPECT_TRUE(!strcmp(e.first, "avx2") || !strcmp(e.first, "generic")) TH_LOG("%s", e.first);
+	EXPECT_EQ(44, e.first_pairs);
+	if (e.n == 1)
+		EXPECT_EQ(44, e.first_active);
+
+	nlh = nlt_cmd(t, KCOLL_CMD_ENGINE_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_ENGINE_NAME, e.first);
+	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_DTYPE, KCOLL_INT32);
+	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_OP, KCOLL_SUM);
+	EXPECT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
+
+	nlh = nlt_cmd(t, KCOLL_CMD_ENGINE_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_ENGINE_NAME, "no-such-engine");
+	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_DTYPE, KCOLL_INT32);
+	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_OP, KCOLL_SUM);
+	EXPECT_EQ(-ENOENT, nlt_talk(t, nlh, NULL, NULL));
+	EXPECT_STREQ("no reduction engine of that name", t->ext);
+
+	nlh = nlt_cmd(t, KCOLL_CMD_ENGINE_SET, 0);		/* avg of an integer type */
+	mnl_attr_put_strz(nlh, KCOLL_A_ENGINE_NAME, e.first);
+	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_DTYPE, KCOLL_INT32);
+	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_OP, KCOLL_AVG);
+	EXPECT_EINVAL_MSG(t, nlh);
+}
+
 TEST_HARNESS_MAIN

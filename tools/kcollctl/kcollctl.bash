@@ -38,7 +38,7 @@ _kcollctl()
 	fi
 
 	local opts="-j --json -p --pretty -V --version -h --help --device"
-	local objects="info dev comm config stats monitor help"
+	local objects="info dev comm config engine stats monitor help"
 	local i obj="" objidx=0
 
 	# The object is the first word that is not an option (or --device's argument).
@@ -114,6 +114,20 @@ _kcollctl()
 			     [[ $prev =~ ^-?[0-9]+$ || $prev == default ]]; then
 				COMPREPLY=($(compgen -W "$keys" -- "$cur"))
 			fi
+		fi
+		;;
+	engine)
+		if ((nargs == 1)); then
+			COMPREPLY=($(compgen -W "show set help" -- "$cur"))
+		elif [[ ${words[objidx + 1]} == set ]]; then
+			case $prev in
+			set) COMPREPLY=($(compgen -W "$(ls /sys/kernel/kcoll/engines 2>/dev/null)" \
+					 -- "$cur")) ;;
+			dtype) COMPREPLY=($(compgen -W "int8 uint8 int32 uint32 int64 uint64 fp16
+							bf16 fp32 fp64" -- "$cur")) ;;
+			op) COMPREPLY=($(compgen -W "sum prod min max avg" -- "$cur")) ;;
+			*) COMPREPLY=($(compgen -W "dtype op" -- "$cur")) ;;
+			esac
 		fi
 		;;
 	stats)

@@ -24,6 +24,7 @@ static const struct kcoll_ctl_obj *const kcoll_ctl_objs[] = {
 	&kcoll_ctl_dev_obj,
 	&kcoll_ctl_comm_obj,
 	&kcoll_ctl_config_obj,
+	&kcoll_ctl_engine_obj,
 	&kcoll_ctl_stats_obj,
 	&kcoll_ctl_monitor_obj,
 	NULL,

@@ -47,6 +47,7 @@ extern const struct kcoll_ctl_obj kcoll_ctl_info_obj;
 extern const struct kcoll_ctl_obj kcoll_ctl_dev_obj;
 extern const struct kcoll_ctl_obj kcoll_ctl_comm_obj;
 extern const struct kcoll_ctl_obj kcoll_ctl_config_obj;
+extern const struct kcoll_ctl_obj kcoll_ctl_engine_obj;
 extern const struct kcoll_ctl_obj kcoll_ctl_stats_obj;
 extern const struct kcoll_ctl_obj kcoll_ctl_monitor_obj;
 
