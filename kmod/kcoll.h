@@ -581,6 +581,7 @@ struct kcoll_engine_info {
 	u32 priority;
 	u8 serves[KCOLL_DTYPE_COUNT][KCOLL_REDOP_COUNT];
 };
+
 int kcoll_engine_info_get(u32 idx, struct kcoll_engine_info *out);
 int kcoll_engine_choose(const char *name, u32 dt, u32 op);
 int kcoll_engine_init(void);

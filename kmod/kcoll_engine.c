@@ -359,9 +359,8 @@ int kcoll_engine_choose(const char *name, u32 dt, u32 op)
 {
 	struct kcoll_engine_entry *ent, *found = NULL;
 
-	if (dt >= KCOLL_DTYPE_COUNT || op >= KCOLL_REDOP_COUNT || kcoll_reduce_check(dt, op)) {
+	if (dt >= KCOLL_DTYPE_COUNT || op >= KCOLL_REDOP_COUNT || kcoll_reduce_check(dt, op))
 		return -EINVAL;
-	}
 	mutex_lock(&kcoll_engines_mutex);
 	if (!strcmp(name, kobject_name(&kcoll_builtin->kobj)))
 		found = kcoll_builtin;
