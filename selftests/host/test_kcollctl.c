@@ -77,7 +77,7 @@ TEST(help)
 		EXPECT_TRUE(kcoll_starts_with(p.out, "Usage: kcollctl [ OPTIONS ] OBJECT")) {
 			TH_LOG("%s: %s", forms[i], p.out);
 		}
-		EXPECT_NE(NULL, strstr(p.out, "OBJECT := { info | dev | comm | config | stats | monitor }"));
+		EXPECT_NE(NULL, strstr(p.out, "OBJECT := { info | dev | comm | config | engine | stats | monitor }"));
 		EXPECT_STREQ("", p.err);
 	}
 }
