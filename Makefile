@@ -60,7 +60,7 @@ check-debug: deps
 	rig/check.sh --debug
 
 demo: deps
-	$(MAKE) all
+	$(MAKE) all kcoll-perf
 	rig/demo.sh
 
 # The benchmark (Documentation/perf.rst); its Debian packages are a group of their own.

@@ -1,15 +1,15 @@
 #!/bin/bash
-# make demo: boot a 3-node virtual cluster (QEMU, Soft-RoCE) and show kcoll running on it.
+# make demo: boot a 4-node virtual cluster (QEMU, Soft-RoCE) and show kcoll running on it.
 # Each node loads kcoll, the admin's view (kcollctl, sysfs) is printed, and the nodes reach
 # each other over RDMA.  Logs stay in build/demo/nodeI/.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 cd "$RIG_TOP"
-nodes=${DEMO_NODES:-3}
+nodes=${DEMO_NODES:-4}
 rig/prepare.sh stock kmod/kcoll.ko
 echo "demo: booting $nodes VMs (TCG emulation: about a minute)..."
 status=0
-rig/cluster.sh -n "$nodes" -t 400 -o build/demo -- sh rig/guest/demo-node.sh || status=$?
+rig/cluster.sh -n "$nodes" -t 900 -o build/demo -- sh rig/guest/demo-node.sh || status=$?
 for ((i = 0; i < nodes; i++)); do
 	echo
 	echo "================================ node$i ================================"

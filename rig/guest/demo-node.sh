@@ -40,5 +40,16 @@ export KCOLL_RANK=$RIG_NODE KCOLL_NRANKS=$RIG_NNODES KCOLL_BOOTSTRAP_ADDR=$(rig_
   grep -r . /sys/kernel/kcoll/comms/ 2>/dev/null; echo ) &
 run examples/p2p_ping -n 20 1M
 wait
+rig_barrier ping-done 300
+
+# The seed example: every rank all-reduces [rank + 1] with SUM (prints n(n+1)/2; 10 on 4).
+run examples/allreduce_seed
+rig_barrier seed-done 300
+
+# Collectives timed nccl-tests style (small sweep: the machine is emulated), checked.
+run tools/kcoll-perf/kcoll-perf -C allreduce,allgather,broadcast -b 8 -e 1M -f 16 -w 1 -n 3 -q
+rig_barrier perf-done 600
+echo "\$ kcollctl engine show"
+tools/kcollctl/kcollctl engine show
 rig_barrier done 300
 run modprobe -r kcoll
