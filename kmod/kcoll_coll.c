@@ -24,6 +24,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -399,6 +400,23 @@ static int kcoll_op_scratch(struct kcoll_op *op, u64 bytes)
 	return ret;
 }
 
+/*
+ * kcoll_op_scratch() under teardown_mutex, which shutdown holds while it releases the device
+ * and PD, and while it waits for this very operation: so only try it.  Busy (a buffer being
+ * created, an operation being pinned) with the comm still ready: -EAGAIN, try again soon.
+ */
+static int kcoll_op_scratch_locked(struct kcoll_op *op)
+{
+	struct kcoll_comm *comm = op->comm;
+	int err;
+
+	if (!mutex_trylock(&comm->teardown_mutex))
+		return -EAGAIN;
+	err = comm->shut ? -ENOTCONN : kcoll_op_scratch(op, op->base[KCOLL_BUF_SCRATCH]);
+	mutex_unlock(&comm->teardown_mutex);
+	return err;
+}
+
 /* Execution --------------------------------------------------------------------------- */
 
 static void *kcoll_op_ptr(struct kcoll_op *op, int side, u64 off)
@@ -585,7 +603,13 @@ static void kcoll_op_work(struct work_struct *work)
 		spin_unlock_bh(&comm->lock);
 		trace_kcoll_op_start(comm->comm_id, comm->rank, op->tag >> 32, op->args.coll,
 				     op->algo, kcoll_op_payload(op), op->nsteps);
-		err = kcoll_op_scratch(op, op->base[KCOLL_BUF_SCRATCH]);
+		while ((err = kcoll_op_scratch_locked(op)) == -EAGAIN) {
+			if (READ_ONCE(comm->state) != KCOLL_COMM_READY) {
+				err = READ_ONCE(comm->error) ? READ_ONCE(comm->error) : -ENOTCONN;
+				break;
+			}
+			usleep_range(500, 1000);
+		}
 		if (!err && !op->nsteps)
 			goto out_finish;
 		if (!err)
@@ -691,7 +715,10 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 	}
 	if (ret)
 		goto out_put_comm;
-	op = kcoll_op_create(comm, &arg);
+	/* Pinning and registering use the device and PD, which shutdown releases under it. */
+	mutex_lock(&comm->teardown_mutex);
+	op = comm->shut ? ERR_PTR(-ENOTCONN) : kcoll_op_create(comm, &arg);
+	mutex_unlock(&comm->teardown_mutex);
 	if (IS_ERR(op)) {
 		ret = PTR_ERR(op);
 		goto out_put_comm;

@@ -562,7 +562,11 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 		req->mem.offset = arg.addr;
 		req->mem.len = arg.len;
 	} else {
-		ret = kcoll_mem_pin(comm, &req->mem, arg.addr, arg.len, !req->send);
+		/* Shutdown releases the device and PD under teardown_mutex: map against it. */
+		mutex_lock(&comm->teardown_mutex);
+		ret = comm->shut ? -ENOTCONN : kcoll_mem_pin(comm, &req->mem, arg.addr, arg.len,
+							     !req->send);
+		mutex_unlock(&comm->teardown_mutex);
 		if (ret) {
 			kcoll_mem_release(&req->mem);
 			goto out_put_req;
