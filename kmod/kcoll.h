@@ -155,6 +155,8 @@ struct kcoll_ctrl {
  *			the completion (its acknowledgment) of one we sent (comm->lock)
  * @last_tx:		jiffies of the last work request we posted (comm->lock)
  * @peer_ready:		the peer's READY arrived (comm->lock)
+ * @ready_sent:		our READY went out (comm->lock); on an accepted connection it
+ *			waits for the peer's (iWARP: the MPA initiator sends first)
  * @peer_left:		the peer's BYE arrived: it destroyed its end (comm->lock)
  */
 struct kcoll_conn {
@@ -180,6 +182,7 @@ struct kcoll_conn {
 	unsigned long last_ok;
 	unsigned long last_tx;
 	bool peer_ready;
+	bool ready_sent;
 	bool peer_left;
 };
 

@@ -553,27 +553,45 @@ static void kcoll_comm_check_ready(struct kcoll_comm *comm)
 	}
 }
 
-/* All our connections are up: tell every peer.  Context: comm->lock. */
+/*
+ * Tell one peer that all our connections are up.  On a connection we accepted, only once
+ * the peer's READY has arrived: iWARP's MPA (RFC 5044) forbids the responder to send before
+ * the initiator's first FPDU (siw resets the connection when data follows its MPA reply), so
+ * the passive side always speaks second, on every transport.  The active side never waits,
+ * so this cannot deadlock.  Context: comm->lock.
+ */
+static void kcoll_conn_send_ready(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_ctrl *c;
+
+	lockdep_assert_held(&comm->lock);
+	if (conn->ready_sent || (conn->peer < comm->rank && !conn->peer_ready))
+		return;
+	c = kcoll_ctrl_get(conn);
+	if (!c) {
+		kcoll_comm_set_error_locked(comm, -ENOMEM, conn->peer);
+		return;
+	}
+	((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_READY;
+	if (kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg))) {
+		kcoll_comm_set_error_locked(comm, -EIO, conn->peer);
+		return;
+	}
+	conn->ready_sent = true;
+}
+
+/* All our connections are up: tell every peer that may hear it now.  Context: comm->lock. */
 static void kcoll_comm_send_ready(struct kcoll_comm *comm)
 {
 	u32 i;
 
 	for (i = 0; i < comm->nranks; i++) {
-		struct kcoll_conn *conn = &comm->conns[i];
-		struct kcoll_ctrl *c;
-
 		if (i == comm->rank)
 			continue;
-		c = kcoll_ctrl_get(conn);
-		if (!c) {
-			kcoll_comm_set_error_locked(comm, -ENOMEM, i);
+		kcoll_conn_send_ready(&comm->conns[i]);
+		if (comm->state != KCOLL_COMM_CONNECTING)
 			return;
-		}
-		((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_READY;
-		if (kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg))) {
-			kcoll_comm_set_error_locked(comm, -EIO, i);
-			return;
-		}
 	}
 }
 
@@ -651,6 +669,9 @@ static bool kcoll_conn_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u
 	if (!conn->peer_ready) {
 		conn->peer_ready = true;
 		comm->nready++;
+		/* Our READY on an accepted connection waited for this one. */
+		if (comm->state == KCOLL_COMM_CONNECTING && comm->nup == comm->nranks - 1)
+			kcoll_conn_send_ready(conn);
 		kcoll_comm_check_ready(comm);
 	}
 	spin_unlock_bh(&comm->lock);
