@@ -558,7 +558,7 @@ static void kcoll_comm_check_ready(struct kcoll_comm *comm)
  * the peer's READY has arrived: iWARP's MPA (RFC 5044) forbids the responder to send before
  * the initiator's first FPDU (siw resets the connection when data follows its MPA reply), so
  * the passive side always speaks second, on every transport.  The active side never waits,
- * so this cannot deadlock.  Context: comm->lock.
+ * so this cannot deadlock (the highest rank accepts nothing).  Context: comm->lock.
  */
 static void kcoll_conn_send_ready(struct kcoll_conn *conn)
 {
@@ -566,7 +566,7 @@ static void kcoll_conn_send_ready(struct kcoll_conn *conn)
 	struct kcoll_ctrl *c;
 
 	lockdep_assert_held(&comm->lock);
-	if (conn->ready_sent || (conn->peer < comm->rank && !conn->peer_ready))
+	if (conn->ready_sent || (conn->peer > comm->rank && !conn->peer_ready))
 		return;
 	c = kcoll_ctrl_get(conn);
 	if (!c) {
