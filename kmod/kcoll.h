@@ -529,6 +529,7 @@ void kcoll_comm_admin_abort(struct kcoll_comm *comm);
 
 /* kcoll_conn.c */
 int kcoll_conn_connect(struct kcoll_conn *conn);
+void kcoll_comm_nudge(struct kcoll_comm *comm);
 int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u32 nranks);
 void kcoll_conn_teardown(struct kcoll_conn *conn);
 int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);

@@ -27,6 +27,9 @@
 #include "kcoll.h"
 #include "kcoll_nl.h"
 
+/* While COMM_CREATE waits: how often a READY that went unanswered is followed by a NOP. */
+#define KCOLL_NUDGE_MS		500
+
 /* Every comm on the node (admins see them all); guarded by kcoll_comms_mutex. */
 static LIST_HEAD(kcoll_comms);
 static DEFINE_MUTEX(kcoll_comms_mutex);
@@ -626,7 +629,8 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 {
 	struct kcoll_comm_create arg;
 	struct kcoll_comm *comm;
-	unsigned long timeout;
+	unsigned long deadline;
+	long timeout, wret;
 	u32 usize, i, handle;
 	int ret;
 
@@ -696,9 +700,19 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 		}
 	}
 	mutex_unlock(&comm->teardown_mutex);
-	timeout = msecs_to_jiffies(arg.timeout_ms ? arg.timeout_ms : kcoll_connect_timeout_ms);
-	ret = wait_event_killable_timeout(comm->wq,
-					  READ_ONCE(comm->state) != KCOLL_COMM_CONNECTING, timeout);
+	deadline = jiffies +
+		   msecs_to_jiffies(arg.timeout_ms ? arg.timeout_ms : kcoll_connect_timeout_ms);
+	for (;;) {
+		timeout = min_t(long, (long)(deadline - jiffies),
+				msecs_to_jiffies(KCOLL_NUDGE_MS));
+		wret = wait_event_killable_timeout(comm->wq,
+						   READ_ONCE(comm->state) != KCOLL_COMM_CONNECTING,
+						   max(timeout, 1L));
+		if (wret || time_after_eq(jiffies, deadline))
+			break;
+		kcoll_comm_nudge(comm);	/* see there why */
+	}
+	ret = wret < 0 ? -EINTR : 0;
 	if (ret < 0) {
 		kcoll_comm_fail(comm, -EINTR, U32_MAX);
 		ret = -EINTR;

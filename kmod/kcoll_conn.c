@@ -581,6 +581,39 @@ static void kcoll_conn_send_ready(struct kcoll_conn *conn)
 	conn->ready_sent = true;
 }
 
+/**
+ * kcoll_comm_nudge - send a NOP after our READY where the peer's READY is overdue
+ * @comm:	a connecting communicator
+ *
+ * Soft-iWARP (6.1) can miss the first message after its MPA reply: data that arrives
+ * before siw hands the socket from its connection manager to the QP raises no second
+ * wake-up, so our READY may sit unread in the peer's socket until more data comes.  The
+ * creating thread calls this every KCOLL_NUDGE_MS while it waits; a NOP (ignored by the
+ * receiver) is that more data.  Only the active side may send first, so only it nudges.
+ *
+ * Context: process context, comm->lock not held.
+ */
+void kcoll_comm_nudge(struct kcoll_comm *comm)
+{
+	struct kcoll_ctrl *c;
+	u32 i;
+
+	spin_lock_bh(&comm->lock);
+	for (i = 0; i < comm->rank && comm->state == KCOLL_COMM_CONNECTING; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+
+		if (conn->state != KCOLL_CONN_UP || !conn->ready_sent || conn->peer_ready)
+			continue;
+		c = kcoll_ctrl_get(conn);
+		if (!c)
+			continue;
+		((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_NOP;
+		if (kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg)))
+			kcoll_comm_set_error_locked(comm, -EIO, i);
+	}
+	spin_unlock_bh(&comm->lock);
+}
+
 /* All our connections are up: tell every peer that may hear it now.  Context: comm->lock. */
 static void kcoll_comm_send_ready(struct kcoll_comm *comm)
 {
