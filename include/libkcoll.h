@@ -429,6 +429,7 @@ struct kcoll_nl_dev {
 	uint64_t node_guid;
 	int allowed;
 	int32_t tos;		/* -1: the global tos */
+	int32_t gid_index;	/* GID index its connections must use, -1: no selection */
 	uint32_t ncomms;
 	size_t nports;
 	struct kcoll_nl_port *ports;
@@ -441,6 +442,8 @@ KCOLL_API void kcoll_nl_dev_list_free(struct kcoll_nl_dev *devs, size_t n);
 /* allowed: 0, 1 or -1 (unchanged); set_tos: whether to set tos (-1 to 255). */
 KCOLL_API int kcoll_nl_dev_set(struct kcoll_nl *nl, const char *name, int allowed,
 			       int set_tos, int32_t tos);
+/* The GID index every connection on the device must use as source GID, -1: no selection. */
+KCOLL_API int kcoll_nl_dev_set_gid(struct kcoll_nl *nl, const char *name, int32_t gid_index);
 
 /* A reduction engine and the (dtype, op) pairs it declares; active: it serves the pair now. */
 struct kcoll_nl_engine_pair {
@@ -472,6 +475,8 @@ struct kcoll_nl_peer {
 	uint32_t pending_sends;
 	uint32_t pending_recvs;
 	uint32_t idle_ms;
+	int32_t sgid_index;	/* source GID index of the connection, -1: not known */
+	int gid_type;		/* enum kcoll_gid_type of that entry, -1: not known */
 };
 
 struct kcoll_nl_op {

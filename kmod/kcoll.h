@@ -56,6 +56,10 @@
  *		kcoll_devs_mutex before remove() scans the comms under kcoll_comms_mutex)
  * @tos:	type of service of connections started on it, -1: the global tos (netlink
  *		DEV_SET; READ_ONCE/WRITE_ONCE)
+ * @gid_index:	GID table index every connection on it must use as its source GID, -1: no
+ *		selection (netlink DEV_SET; READ_ONCE/WRITE_ONCE).  6.1's rdma_cm has no
+ *		way to choose it, so kcoll checks it when a connection is established (see
+ *		kcoll_conn_established()); existing comms are not affected
  */
 struct kcoll_dev {
 	struct ib_device *ibdev;
@@ -66,6 +70,7 @@ struct kcoll_dev {
 	bool allowed;
 	bool removing;
 	int tos;
+	int gid_index;
 };
 
 /**
@@ -158,6 +163,9 @@ struct kcoll_ctrl {
  * @ready_sent:		our READY went out (comm->lock); on an accepted connection it
  *			waits for the peer's (iWARP: the MPA initiator sends first)
  * @peer_left:		the peer's BYE arrived: it destroyed its end (comm->lock)
+ * @sgid_index:		source GID index of the QP once established (RoCE, IB with a GRH),
+ *			-1: not known (comm->lock)
+ * @gid_type:		enum ib_gid_type of that entry, -1: not known (comm->lock)
  */
 struct kcoll_conn {
 	struct kcoll_comm *comm;
@@ -184,6 +192,8 @@ struct kcoll_conn {
 	bool peer_ready;
 	bool ready_sent;
 	bool peer_left;
+	int sgid_index;
+	int gid_type;
 };
 
 /**

@@ -589,6 +589,8 @@ static struct kcoll_comm *kcoll_comm_alloc(const struct kcoll_comm_create *arg)
 
 		conn->comm = comm;
 		conn->peer = i;
+		conn->sgid_index = -1;
+		conn->gid_type = -1;
 		INIT_DELAYED_WORK(&conn->retry_work, kcoll_conn_retry_work);
 		INIT_LIST_HEAD(&conn->tx_free);
 		INIT_LIST_HEAD(&conn->sendq);

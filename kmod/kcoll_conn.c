@@ -13,6 +13,7 @@
 #include <linux/in6.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
+#include <rdma/ib_cache.h>
 
 #include "kcoll.h"
 #include "kcoll_nl.h"
@@ -628,12 +629,130 @@ static void kcoll_comm_send_ready(struct kcoll_comm *comm)
 	}
 }
 
-static void kcoll_conn_established(struct kcoll_conn *conn)
+/**
+ * struct kcoll_conn_gid - the source GID of an established connection, as its QP has it
+ * @index:	source GID index, -1: not known (iWARP, or a path without a GRH)
+ * @type:	enum ib_gid_type of that entry, -1: not known
+ * @gid:	the entry's GID, valid when @type is known
+ */
+struct kcoll_conn_gid {
+	int index;
+	int type;
+	union ib_gid gid;
+};
+
+/* Names of enum ib_gid_type for messages (ib_cache_gid_type_str() is core-private). */
+static const char *kcoll_gid_type_str(int type)
+{
+	switch (type) {
+	case IB_GID_TYPE_IB:
+		return "IB";
+	case IB_GID_TYPE_ROCE:
+		return "RoCE v1";
+	case IB_GID_TYPE_ROCE_UDP_ENCAP:
+		return "RoCE v2";
+	default:
+		return "unknown";
+	}
+}
+
+/*
+ * Read the source GID index of an established connection from its QP's address vector:
+ * 6.1's rdma_cm chose it (from the source address and the port's default_roce_mode) and
+ * keeps it nowhere a ULP may read.  ib_query_qp() returns no sgid_attr (rxe even leaves a
+ * stale pointer there), so the type comes from the GID table.  Returns 0, or the error of
+ * ib_query_qp(): then the index is not known although there is one to know.
+ *
+ * Context: process, in the id's cm handler (its handler lock keeps conn->qp), and without
+ * comm->lock: query_qp may sleep (rxe's calls cond_resched(), hardware drivers wait for a
+ * firmware command).
+ */
+static int kcoll_conn_read_gid(struct kcoll_conn *conn, struct rdma_cm_id *id,
+			       struct kcoll_conn_gid *g)
+{
+	const struct ib_global_route *grh;
+	struct ib_qp_init_attr init_attr;
+	const struct ib_gid_attr *ga;
+	struct ib_qp_attr attr;
+	int ret;
+
+	might_sleep();
+	g->index = -1;
+	g->type = -1;
+	if (!conn->qp || rdma_protocol_iwarp(id->device, id->port_num))
+		return 0;	/* iWARP: the address is all there is, no GID */
+	ret = ib_query_qp(conn->qp, &attr, IB_QP_AV, &init_attr);
+	if (ret)
+		return ret;
+	/* InfiniBand within a subnet: routed by LID, no source GID on the wire. */
+	if (!(rdma_ah_get_ah_flags(&attr.ah_attr) & IB_AH_GRH))
+		return 0;
+	grh = rdma_ah_read_grh(&attr.ah_attr);
+	g->index = grh->sgid_index;
+	ga = rdma_get_gid_attr(id->device, id->port_num, g->index);
+	if (IS_ERR(ga))
+		return 0;	/* the entry went away since: its type is not known */
+	g->type = ga->gid_type;
+	g->gid = ga->gid;
+	rdma_put_gid_attr(ga);
+	return 0;
+}
+
+/*
+ * Explain why a connection broke the device's GID selection.  Context: process, without
+ * comm->lock (the GID table is read).
+ */
+static void kcoll_conn_gid_warn(struct kcoll_conn *conn, struct rdma_cm_id *id, int want,
+				const struct kcoll_conn_gid *g, int err)
 {
 	struct kcoll_comm *comm = conn->comm;
+	const char *dev = dev_name(&comm->dev->ibdev->dev);
+	const struct ib_gid_attr *ga;
+
+	if (err) {
+		pr_warn_ratelimited("comm %llx: rank %u: %s selects GID index %d but the source GID of the connection to rank %u cannot be read (%d)\n",
+				    comm->comm_id, comm->rank, dev, want, conn->peer, err);
+		return;
+	}
+	ga = rdma_get_gid_attr(id->device, id->port_num, want);
+	if (!IS_ERR(ga) && g->type >= 0 && !memcmp(&ga->gid, &g->gid, sizeof(g->gid))) {
+		pr_warn_ratelimited("comm %llx: rank %u: %s selects GID index %d (%pI6 %s) but the connection to rank %u uses index %d, the same GID as %s: rdma_cm's default_roce_mode (configfs) decides the GID type\n",
+				    comm->comm_id, comm->rank, dev, want, ga->gid.raw,
+				    kcoll_gid_type_str(ga->gid_type), conn->peer, g->index,
+				    kcoll_gid_type_str(g->type));
+	} else {
+		pr_warn_ratelimited("comm %llx: rank %u: %s selects GID index %d but the connection to rank %u uses index %d: the rank's address in the peer table must be the selected GID's address\n",
+				    comm->comm_id, comm->rank, dev, want, conn->peer, g->index);
+	}
+	if (!IS_ERR(ga))
+		rdma_put_gid_attr(ga);
+}
+
+/*
+ * The connection is up: record its source GID, enforce the device's GID selection, count
+ * it.  A connection that breaks the selection fails the comm (EADDRNOTAVAIL) before it is
+ * counted or used: nothing was sent on it, so teardown need not drain it.
+ */
+static void kcoll_conn_established(struct kcoll_conn *conn, struct rdma_cm_id *id)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_conn_gid g;
+	int want, err;
+
+	/* Before the lock: reading the QP may sleep. */
+	err = kcoll_conn_read_gid(conn, id, &g);
+	want = READ_ONCE(comm->dev->gid_index);
 
 	spin_lock_bh(&comm->lock);
 	if (conn->state == KCOLL_CONN_CONNECTING && comm->state == KCOLL_COMM_CONNECTING) {
+		conn->sgid_index = g.index;
+		conn->gid_type = g.type;
+		if (want >= 0 && (err || (g.index >= 0 && g.index != want))) {
+			kcoll_comm_set_error_locked(comm, -EADDRNOTAVAIL, conn->peer);
+			spin_unlock_bh(&comm->lock);
+			kcoll_conn_gid_warn(conn, id, want, &g, err);
+			return;
+		}
 		kcoll_conn_set_state(conn, KCOLL_CONN_UP);
 		conn->last_ok = jiffies;
 		conn->last_tx = jiffies;
@@ -769,7 +888,7 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			kcoll_conn_retry_later(conn, ret);
 		return 0;
 	case RDMA_CM_EVENT_ESTABLISHED:
-		kcoll_conn_established(conn);
+		kcoll_conn_established(conn, id);
 		return 0;
 	case RDMA_CM_EVENT_REJECTED:
 		ret = kcoll_reject_errno(ev, &retry);

@@ -132,6 +132,7 @@ static int kcoll_ib_add(struct ib_device *ibdev)
 	init_completion(&dev->drained);
 	dev->allowed = kcoll_dev_name_allowed(dev_name(&ibdev->dev));
 	dev->tos = -1;
+	dev->gid_index = -1;
 
 	/* On failure the kobject's release has freed dev already. */
 	ret = kcoll_sysfs_dev_add(dev);

@@ -55,6 +55,8 @@ struct kcoll_nl_bound {
 static const struct kcoll_nl_bound kcoll_nl_dev_bounds[KCOLL_A_DEV_MAX + 1] = {
 	[KCOLL_A_DEV_ALLOWED]	= { 0, 1, false, "allowed must be 0 or 1" },
 	[KCOLL_A_DEV_TOS]	= { -1, 255, true, "tos must be -1 to 255" },
+	[KCOLL_A_DEV_GID_INDEX]	= { -1, S32_MAX, true,
+				    "gid-index must be -1 (no selection) or a GID table index" },
 };
 
 static const struct kcoll_nl_bound kcoll_nl_comm_bounds[KCOLL_A_COMM_MAX + 1] = {
@@ -148,6 +150,7 @@ static const struct nla_policy kcoll_nl_dev_set_policy[KCOLL_A_DEV_MAX + 1] = {
 	[KCOLL_A_DEV_NAME]	= { .type = NLA_NUL_STRING, .len = IB_DEVICE_NAME_MAX - 1 },
 	[KCOLL_A_DEV_ALLOWED]	= { .type = NLA_U8 },
 	[KCOLL_A_DEV_TOS]	= { .type = NLA_S32 },
+	[KCOLL_A_DEV_GID_INDEX]	= { .type = NLA_S32 },
 };
 
 static const struct nla_policy kcoll_nl_comm_policy[KCOLL_A_COMM_MAX + 1] = {
@@ -335,6 +338,7 @@ static int kcoll_nl_dev_fill(struct sk_buff *skb, struct kcoll_dev *dev, u8 cmd,
 			      KCOLL_A_DEV_PAD) ||
 	    nla_put_u8(skb, KCOLL_A_DEV_ALLOWED, READ_ONCE(dev->allowed)) ||
 	    nla_put_s32(skb, KCOLL_A_DEV_TOS, READ_ONCE(dev->tos)) ||
+	    nla_put_s32(skb, KCOLL_A_DEV_GID_INDEX, READ_ONCE(dev->gid_index)) ||
 	    nla_put_u32(skb, KCOLL_A_DEV_NCOMMS, kcoll_nl_dev_ncomms(dev)))
 		goto out_cancel;
 	rdma_for_each_port(ibdev, port) {
@@ -412,23 +416,76 @@ static int kcoll_nl_dev_get_dumpit(struct sk_buff *skb, struct netlink_callback 
 	return skb->len;
 }
 
+/*
+ * A GID selection must name a valid entry.  The device is checked, not one port: a comm's
+ * port is the one rdma_cm finds for the rank's address, unknown here, so the index must be
+ * inside the GID table of, and valid on, at least one port (on the single-port devices kcoll
+ * is tested with, port 1).  The table can change afterwards (an address goes away): the
+ * check at connection time (kcoll_conn_established()) is the one that counts.
+ *
+ * Context: process (ib_query_port() may sleep); the caller holds a user reference on @dev.
+ */
+static int kcoll_nl_check_gid_index(struct kcoll_dev *dev, struct nlattr *nla,
+				    struct netlink_ext_ack *extack)
+{
+	struct ib_device *ibdev = dev->ibdev;
+	int index = nla_get_s32(nla);
+	const struct ib_gid_attr *ga;
+	struct ib_port_attr attr;
+	bool in_range = false;
+	u32 port;
+
+	if (index < 0)
+		return 0;	/* -1: no selection, valid on every device */
+	if (rdma_protocol_iwarp(ibdev, rdma_start_port(ibdev))) {
+		NL_SET_ERR_MSG_ATTR(extack, nla,
+				    "iWARP devices have no GID to select: the address picks the connection");
+		return -EOPNOTSUPP;
+	}
+	rdma_for_each_port(ibdev, port) {
+		if (ib_query_port(ibdev, port, &attr) || index >= attr.gid_tbl_len)
+			continue;
+		in_range = true;
+		ga = rdma_get_gid_attr(ibdev, port, index);
+		if (!IS_ERR(ga)) {
+			rdma_put_gid_attr(ga);
+			return 0;
+		}
+	}
+	if (!in_range)
+		NL_SET_ERR_MSG_ATTR(extack, nla, "gid-index is beyond the device's GID table");
+	else
+		NL_SET_ERR_MSG_ATTR(extack, nla, "gid-index names an empty GID table entry");
+	return -EINVAL;
+}
+
 static int kcoll_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr *allowed = info->attrs[KCOLL_A_DEV_ALLOWED];
+	struct nlattr *gid = info->attrs[KCOLL_A_DEV_GID_INDEX];
 	struct nlattr *tos = info->attrs[KCOLL_A_DEV_TOS];
 	struct kcoll_dev *dev;
+	int ret;
 
 	if (kcoll_nl_check_bounds(info->attrs, kcoll_nl_dev_bounds, KCOLL_A_DEV_MAX,
 				  info->extack) ||
 	    kcoll_nl_missing(info, KCOLL_A_DEV_NAME, "missing device name (name)"))
 		return -EINVAL;
-	if (!allowed && !tos) {
-		NL_SET_ERR_MSG(info->extack, "nothing to change: give allowed or tos");
+	if (!allowed && !tos && !gid) {
+		NL_SET_ERR_MSG(info->extack, "nothing to change: give allowed, tos or gid-index");
 		return -EINVAL;
 	}
 	dev = kcoll_nl_dev_from_attr(info);
 	if (!dev)
 		return -ENODEV;
+	/* Checked before anything changes: a refused request applies nothing. */
+	if (gid) {
+		ret = kcoll_nl_check_gid_index(dev, gid, info->extack);
+		if (ret) {
+			kcoll_dev_put(dev);
+			return ret;
+		}
+	}
 	if (allowed && READ_ONCE(dev->allowed) != !!nla_get_u8(allowed)) {
 		WRITE_ONCE(dev->allowed, !!nla_get_u8(allowed));
 		dev_info(&dev->ibdev->dev, "kcoll: device %s by an administrator\n",
@@ -436,6 +493,16 @@ static int kcoll_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 	}
 	if (tos)
 		WRITE_ONCE(dev->tos, nla_get_s32(tos));
+	if (gid && READ_ONCE(dev->gid_index) != nla_get_s32(gid)) {
+		WRITE_ONCE(dev->gid_index, nla_get_s32(gid));
+		if (dev->gid_index < 0)
+			dev_info(&dev->ibdev->dev,
+				 "kcoll: GID selection cleared by an administrator\n");
+		else
+			dev_info(&dev->ibdev->dev,
+				 "kcoll: GID index %d selected by an administrator\n",
+				 dev->gid_index);
+	}
 	kcoll_dev_put(dev);
 	return 0;
 }
@@ -467,7 +534,10 @@ static int kcoll_nl_put_peer(struct sk_buff *skb, struct kcoll_conn *conn)
 	    nla_put_s32(skb, KCOLL_A_PEER_LAST_ERR, conn->last_err) ||
 	    nla_put_u32(skb, KCOLL_A_PEER_PENDING_SENDS, kcoll_nl_count_list(&conn->sendq)) ||
 	    nla_put_u32(skb, KCOLL_A_PEER_PENDING_RECVS, kcoll_nl_count_list(&conn->recvq)) ||
-	    nla_put_u32(skb, KCOLL_A_PEER_IDLE_MS, idle)) {
+	    nla_put_u32(skb, KCOLL_A_PEER_IDLE_MS, idle) ||
+	    (conn->sgid_index >= 0 &&
+	     nla_put_u32(skb, KCOLL_A_PEER_SGID_INDEX, conn->sgid_index)) ||
+	    (conn->gid_type >= 0 && nla_put_u8(skb, KCOLL_A_PEER_GID_TYPE, conn->gid_type))) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}

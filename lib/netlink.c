@@ -352,6 +352,7 @@ static int kcoll_nl_dev_cb(const struct nlmsghdr *nlh, void *data)
 	if (!d)
 		goto nomem;
 	d->tos = -1;
+	d->gid_index = -1;
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
 		switch (mnl_attr_get_type(a)) {
 		case KCOLL_A_DEV_NAME:
@@ -368,6 +369,9 @@ static int kcoll_nl_dev_cb(const struct nlmsghdr *nlh, void *data)
 			break;
 		case KCOLL_A_DEV_TOS:
 			d->tos = (int32_t)mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_DEV_GID_INDEX:
+			d->gid_index = (int32_t)mnl_attr_get_u32(a);
 			break;
 		case KCOLL_A_DEV_NCOMMS:
 			d->ncomms = mnl_attr_get_u32(a);
@@ -433,6 +437,18 @@ int kcoll_nl_dev_set(struct kcoll_nl *nl, const char *name, int allowed, int set
 		mnl_attr_put_u8(nlh, KCOLL_A_DEV_ALLOWED, allowed);
 	if (set_tos)
 		mnl_attr_put_u32(nlh, KCOLL_A_DEV_TOS, (uint32_t)tos);
+	return kcoll_nl_talk(nl, nlh, NULL, NULL);
+}
+
+int kcoll_nl_dev_set_gid(struct kcoll_nl *nl, const char *name, int32_t gid_index)
+{
+	struct nlmsghdr *nlh;
+
+	if (!nl || !name)
+		return kcoll_fail(-EINVAL, "kcoll_nl_dev_set_gid: missing argument");
+	nlh = kcoll_nl_req(nl, nl->family, 0, KCOLL_CMD_DEV_SET, KCOLL_FAMILY_VERSION);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, name);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, (uint32_t)gid_index);
 	return kcoll_nl_talk(nl, nlh, NULL, NULL);
 }
 
@@ -541,6 +557,8 @@ static int kcoll_nl_parse_peer(const struct nlattr *nest, struct kcoll_nl_comm *
 
 	if (!p)
 		return -ENOMEM;
+	p->sgid_index = -1;
+	p->gid_type = -1;
 	mnl_attr_for_each_nested(a, nest) {
 		switch (mnl_attr_get_type(a)) {
 		case KCOLL_A_PEER_RANK:
@@ -566,6 +584,12 @@ static int kcoll_nl_parse_peer(const struct nlattr *nest, struct kcoll_nl_comm *
 			break;
 		case KCOLL_A_PEER_IDLE_MS:
 			p->idle_ms = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_PEER_SGID_INDEX:
+			p->sgid_index = (int32_t)mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_PEER_GID_TYPE:
+			p->gid_type = mnl_attr_get_u8(a);
 			break;
 		}
 	}

@@ -121,7 +121,7 @@ def main():
 
     # Bounds: the spec's min/max against the kernel's bound tables.
     probs = []
-    const = {"KCOLL_MAX_RANKS": 4096, "U16_MAX": 65535,
+    const = {"KCOLL_MAX_RANKS": 4096, "U16_MAX": 65535, "S32_MAX": 2**31 - 1,
              "KCOLL_NUM_COLLECTIVES": values.get("KCOLL_NUM_COLLECTIVES"),
              "KCOLL_NUM_ALGORITHMS": values.get("KCOLL_NUM_ALGORITHMS"),
              "KCOLL_NUM_DATATYPES": values.get("KCOLL_NUM_DATATYPES"),

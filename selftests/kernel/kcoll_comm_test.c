@@ -6,6 +6,7 @@
  */
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "kcoll_test_comm.h"
@@ -195,6 +196,136 @@ TEST_F(dev, destroy_and_abort_bad_handles)
 	a.reserved0 = 0;
 	a.flags = 2;
 	EXPECT_EQ(-EINVAL, kt_ioctl(self->fd, KCOLL_IOC_COMM_ABORT, &a));
+}
+
+/* ---- the device's GID selection (kcollctl dev set rxe0 gid N) ------------------------- */
+
+#define KCOLLCTL	"tools/kcollctl/kcollctl"
+#define GID_DEV		"rxe0"
+
+/* The index of the first GID of rxe0 that the awk condition @cond picks, or -1. */
+static int gid_find(const char *cond)
+{
+	char cmd[256];
+	int idx = -1;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), KCOLLCTL " dev show " GID_DEV
+		 " | awk '$1 == \"gid\" && %s { print $2; exit }'", cond);
+	p = popen(cmd, "r");
+	if (p) {
+		if (fscanf(p, "%d", &idx) != 1)
+			idx = -1;
+		pclose(p);
+	}
+	return idx;
+}
+
+static int gid_select(const char *v)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), KCOLLCTL " dev set " GID_DEV " gid %s", v);
+	return system(cmd);
+}
+
+/*
+ * Ranks 0 and 1 meet (files on the rig's shared run directory, as rig_barrier does): a
+ * selection must be in force on both before either starts connecting, or a rank still on
+ * the old one accepts a connection its peer then drops, and fails with ECONNRESET instead.
+ */
+static int pair_meet(const char *name)
+{
+	char mine[128], theirs[128];
+	int i, fd;
+
+	snprintf(mine, sizeof(mine), "/run/rig/barrier/kt-%s-%u.%u", name, kt_env("KT_RUN", 1),
+		 kt_rank());
+	snprintf(theirs, sizeof(theirs), "/run/rig/barrier/kt-%s-%u.%u", name,
+		 kt_env("KT_RUN", 1), !kt_rank());
+	mkdir("/run/rig/barrier", 0755);
+	fd = open(mine, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	for (i = 0; i < 1200; i++) {
+		if (!access(theirs, F_OK))
+			return 0;
+		usleep(100000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* The comm's only peer, as kcollctl -j comm show reports it, uses GID index @idx. */
+static int comm_uses_gid(uint64_t id, int idx)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), KCOLLCTL " -j comm show %016llx | grep -q '\"sgid_index\":%d,'",
+		 (unsigned long long)id, idx);
+	return system(cmd) == 0;
+}
+
+/*
+ * Ranks 0 and 1, each selecting on its own rxe0: no selection, then the GID of its own
+ * address (the IPv4-mapped entry) both work and the peers report that index; the link-local
+ * entry instead fails the comm with EADDRNOTAVAIL on both ranks, well before the timeout.
+ */
+TEST_F_TIMEOUT(dev, gid_selection, 300)
+{
+	unsigned int me = kt_rank();
+	char cond[96], v[16];
+	int v4, ll, ret;
+	uint64_t id;
+	uint32_t h;
+	double t0;
+
+	if (kt_nranks() < 2)
+		SKIP(return, "needs 2 nodes");
+	if (me > 1)
+		return;
+	/* Same environment on every node: both ranks skip alike. */
+	if (getenv("RIG_RDMA") && strcmp(getenv("RIG_RDMA"), "rxe"))
+		SKIP(return, "iWARP has no GID to select");
+	snprintf(cond, sizeof(cond), "$3 == \"::ffff:169.254.77.%u\"", me + 1);
+	v4 = gid_find(cond);
+	ll = gid_find("$3 ~ /^fe80:/");
+	ASSERT_LE(0, v4) TH_LOG("no GID of 169.254.77.%u on " GID_DEV, me + 1);
+	ASSERT_LE(0, ll) TH_LOG("no link-local GID on " GID_DEV);
+	ASSERT_NE(v4, ll);
+	ASSERT_EQ(0, gid_select("auto"));
+	ASSERT_EQ(0, pair_meet("gid-auto"));
+
+	/* No selection: the address picks its GID, which the peer reports. */
+	id = kt_comm_id("gid_selection", 0);
+	ASSERT_EQ(0, kt_comm_create(self->fd, id, me, 2, self->peers, 60000, &h, NULL));
+	EXPECT_TRUE(comm_uses_gid(id, v4)) TH_LOG("peer does not report sgid_index %d", v4);
+	EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
+
+	/* The GID of the rank's address: the same. */
+	snprintf(v, sizeof(v), "%d", v4);
+	ASSERT_EQ(0, gid_select(v));
+	ASSERT_EQ(0, pair_meet("gid-v4"));
+	id = kt_comm_id("gid_selection", 1);
+	ASSERT_EQ(0, kt_comm_create(self->fd, id, me, 2, self->peers, 60000, &h, NULL));
+	EXPECT_TRUE(comm_uses_gid(id, v4));
+	EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
+
+	/* Another valid entry: every connection breaks the selection. */
+	snprintf(v, sizeof(v), "%d", ll);
+	ASSERT_EQ(0, gid_select(v));
+	ASSERT_EQ(0, pair_meet("gid-ll"));
+	t0 = kt_now();
+	ret = kt_comm_create(self->fd, kt_comm_id("gid_selection", 2), me, 2, self->peers,
+			     60000, &h, NULL);
+	EXPECT_EQ(-EADDRNOTAVAIL, ret) TH_LOG("got %s", strerror(-ret));
+	EXPECT_GT(30, kt_now() - t0);
+	if (!ret)
+		kt_comm_destroy(self->fd, h);
+
+	EXPECT_EQ(0, gid_select("auto"));
+	EXPECT_EQ(0, pair_meet("gid-done"));
+	EXPECT_EQ(0, count_comms());
 }
 
 /* 200 connect/destroy cycles between ranks 0 and 1; sysfs counts return to zero. */

@@ -524,6 +524,13 @@ TEST(unprivileged_changes_are_eperm)
 	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
 	EXPECT_NE('\0', t->ext[0]);
 
+	/* A GID selection is a device change like any other. */
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, 0);
+	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
+	EXPECT_NE(NULL, strstr(t->ext, "CAP_NET_ADMIN")) TH_LOG("extack: %s", t->ext);
+
 	/* Reading needs no privilege. */
 	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_GET, 0);
 	EXPECT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
@@ -544,12 +551,41 @@ TEST(unprivileged_kcollctl)
 
 /* ---- devices and configuration ------------------------------------------------------------- */
 
+#define MAX_GIDS	1024
+
 struct dev_seen {
 	bool found;
 	uint8_t allowed;
 	int32_t tos;
+	int32_t gid_index;
 	unsigned int ports, gids;
+	bool valid[MAX_GIDS];	/* port 1's valid GID table entries */
+	int v4_index;		/* of ::ffff:169.254.77.1, or -1 */
+	int ll_index;		/* of a fe80:: entry, or -1 */
 };
+
+static void dev_gid(struct dev_seen *d, const struct nlattr *g)
+{
+	static const uint8_t v4[16] = { [10] = 0xff, [11] = 0xff, 169, 254, 77, 1 };
+	const struct nlattr *a;
+	const uint8_t *gid = NULL;
+	int index = -1;
+
+	mnl_attr_for_each_nested(a, g) {
+		if (mnl_attr_get_type(a) == KCOLL_A_GID_INDEX)
+			index = (int)mnl_attr_get_u32(a);
+		if (mnl_attr_get_type(a) == KCOLL_A_GID_GID &&
+		    mnl_attr_get_payload_len(a) == 16)
+			gid = mnl_attr_get_payload(a);
+	}
+	if (index < 0 || index >= MAX_GIDS || !gid)
+		return;
+	d->valid[index] = true;
+	if (!memcmp(gid, v4, 16) && d->v4_index < 0)
+		d->v4_index = index;
+	if (gid[0] == 0xfe && (gid[1] & 0xc0) == 0x80 && d->ll_index < 0)
+		d->ll_index = index;
+}
 
 static int dev_cb(const struct nlmsghdr *nlh, void *data)
 {
@@ -564,6 +600,9 @@ static int dev_cb(const struct nlmsghdr *nlh, void *data)
 	if (!mine)
 		return MNL_CB_OK;
 	d->found = true;
+	d->v4_index = -1;
+	d->ll_index = -1;
+	d->gid_index = -2;
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
 		switch (mnl_attr_get_type(a)) {
 		case KCOLL_A_DEV_ALLOWED:
@@ -572,11 +611,17 @@ static int dev_cb(const struct nlmsghdr *nlh, void *data)
 		case KCOLL_A_DEV_TOS:
 			d->tos = (int32_t)mnl_attr_get_u32(a);
 			break;
+		case KCOLL_A_DEV_GID_INDEX:
+			d->gid_index = (int32_t)mnl_attr_get_u32(a);
+			break;
 		case KCOLL_A_DEV_PORT:
 			d->ports++;
 			mnl_attr_for_each_nested(p, a) {
-				if (mnl_attr_get_type(p) == KCOLL_A_PORT_GID)
-					d->gids++;
+				if (mnl_attr_get_type(p) != KCOLL_A_PORT_GID)
+					continue;
+				d->gids++;
+				if (d->ports == 1)
+					dev_gid(d, p);
 			}
 			break;
 		}
@@ -612,6 +657,7 @@ TEST_F(dev, dump_and_get_show_ports_and_gids)
 	ASSERT_TRUE(d.found);
 	EXPECT_EQ(1, d.allowed);
 	EXPECT_EQ(-1, d.tos);
+	EXPECT_EQ(-1, d.gid_index);
 	EXPECT_EQ(1, d.ports);
 	EXPECT_LE(1, d.gids);	/* eth0's IPv4 address and link-local IPv6 */
 
@@ -650,6 +696,138 @@ TEST_F(dev, set_allowed_and_tos)
 	EXPECT_EQ(1, read_long("/sys/kernel/kcoll/devices/" RXE "/allowed"));
 	EXPECT_EQ(2, sh("tools/kcollctl/kcollctl dev set " RXE " allowed maybe 2>/dev/null"));
 	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl dev set nodev0 allowed yes 2>/dev/null"));
+}
+
+/* Read the device back; 0 or -errno. */
+static int dev_read(struct nlt *t, struct dev_seen *d)
+{
+	struct nlmsghdr *nlh = nlt_cmd(t, KCOLL_CMD_DEV_GET, 0);
+
+	memset(d, 0, sizeof(*d));
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	return nlt_talk(t, nlh, dev_cb, d);
+}
+
+static int dev_set_gid(struct nlt *t, int32_t index)
+{
+	struct nlmsghdr *nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, (uint32_t)index);
+	return nlt_talk(t, nlh, NULL, NULL);
+}
+
+/* Bad GID selections: EINVAL (EOPNOTSUPP on iWARP) with a message, and nothing changes. */
+TEST_F(dev, gid_index_refused)
+{
+	struct nlt *t = self->t;
+	struct dev_seen d;
+	struct nlmsghdr *nlh;
+	int empty = -1, i;
+
+	ASSERT_EQ(0, dev_read(t, &d)) TH_LOG("%s", t->ext);
+	for (i = 0; i < MAX_GIDS && empty < 0; i++) {
+		if (!d.valid[i])
+			empty = i;
+	}
+	ASSERT_LE(0, empty) TH_LOG("no empty GID table entry below %d", MAX_GIDS);
+
+	/* Beyond the GID table (rxe has 1024 entries). */
+	EXPECT_EQ(-EINVAL, dev_set_gid(t, 1 << 20));
+	EXPECT_STREQ("gid-index is beyond the device's GID table", t->ext);
+	/* An empty entry. */
+	EXPECT_EQ(-EINVAL, dev_set_gid(t, empty)) TH_LOG("index %d", empty);
+	EXPECT_STREQ("gid-index names an empty GID table entry", t->ext);
+	/* Below -1. */
+	EXPECT_EQ(-EINVAL, dev_set_gid(t, -2));
+	EXPECT_STREQ("gid-index must be -1 (no selection) or a GID table index", t->ext);
+	/* Wrong type: a u8 where an s32 belongs. */
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u8(nlh, KCOLL_A_DEV_GID_INDEX, 0);
+	EXPECT_EINVAL_MSG(t, nlh);
+	/* A refused selection applies nothing else of the request either. */
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_TOS, 104);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, (uint32_t)empty);
+	EXPECT_EINVAL_MSG(t, nlh);
+	/* The message names the new attribute. */
+	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	EXPECT_EINVAL_MSG(t, nlh);
+	EXPECT_STREQ("nothing to change: give allowed, tos or gid-index", t->ext);
+
+	ASSERT_EQ(0, dev_read(t, &d));
+	EXPECT_EQ(-1, d.gid_index);
+	EXPECT_EQ(-1, d.tos);
+	/* kcollctl refuses a bad value itself (2), relays the kernel's refusal (1). */
+	EXPECT_EQ(2, sh("tools/kcollctl/kcollctl dev set " RXE " gid none 2>/dev/null"));
+	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl dev set " RXE " gid 1048576 2>/dev/null"));
+	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev set " RXE " gid 1048576 2>&1"
+			" | grep -q 'beyond the device'"));
+}
+
+/* An iWARP device (Soft-iWARP, when the kernel has it) has no GID to select. */
+TEST_F(nl, gid_index_iwarp_eopnotsupp)
+{
+	struct nlmsghdr *nlh;
+	int ret;
+
+	if (sh("modprobe siw 2>/dev/null") ||
+	    sh("rdma link add kcoll_siw0 type siw netdev eth0 2>/dev/null"))
+		SKIP(return, "no Soft-iWARP (siw) in this kernel");
+	nlh = nlt_cmd(self->t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, "kcoll_siw0");
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, 0);
+	ret = nlt_talk(self->t, nlh, NULL, NULL);
+	EXPECT_EQ(-EOPNOTSUPP, ret);
+	EXPECT_STREQ("iWARP devices have no GID to select: the address picks the connection",
+		     self->t->ext);
+	/* No selection is fine on any device. */
+	nlh = nlt_cmd(self->t, KCOLL_CMD_DEV_SET, 0);
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, "kcoll_siw0");
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, (uint32_t)-1);
+	EXPECT_EQ(0, nlt_talk(self->t, nlh, NULL, NULL)) TH_LOG("%s", self->t->ext);
+	sh("rdma link delete kcoll_siw0");
+}
+
+/* Set, read back by netlink and kcollctl, cleared with -1 and with "auto". */
+TEST_F(dev, gid_index_set_get_clear)
+{
+	struct nlt *t = self->t;
+	struct dev_seen d;
+	char cmd[256];
+
+	ASSERT_EQ(0, dev_read(t, &d)) TH_LOG("%s", t->ext);
+	ASSERT_LE(0, d.v4_index) TH_LOG("no GID for 169.254.77.1 on " RXE);
+
+	ASSERT_EQ(0, dev_set_gid(t, d.v4_index)) TH_LOG("%s", t->ext);
+	ASSERT_EQ(0, dev_read(t, &d));
+	EXPECT_EQ(d.v4_index, d.gid_index);
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl -j dev show " RXE
+		 " | grep -q '\"gid_index\":%d,'", d.v4_index);
+	EXPECT_EQ(0, sh(cmd));
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl dev show " RXE
+		 " | grep -q ' gid %d comms'", d.v4_index);
+	EXPECT_EQ(0, sh(cmd));
+
+	ASSERT_EQ(0, dev_set_gid(t, -1)) TH_LOG("%s", t->ext);
+	ASSERT_EQ(0, dev_read(t, &d));
+	EXPECT_EQ(-1, d.gid_index);
+
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl dev set " RXE " gid %d tos 8",
+		 d.v4_index);
+	EXPECT_EQ(0, sh(cmd));
+	ASSERT_EQ(0, dev_read(t, &d));
+	EXPECT_EQ(d.v4_index, d.gid_index);
+	EXPECT_EQ(8, d.tos);
+	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev set " RXE " gid auto tos default"));
+	ASSERT_EQ(0, dev_read(t, &d));
+	EXPECT_EQ(-1, d.gid_index);
+	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl -j dev show " RXE
+			" | grep -q '\"gid_index\":-1,'"));
+	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev show " RXE " | grep -q ' gid auto comms'"));
 }
 
 struct cfg_seen {
@@ -746,6 +924,8 @@ struct comm_seen {
 	int32_t error;
 	uint32_t peer_rank[4];
 	uint8_t peer_state[4];
+	int peer_sgid[4];	/* -1: not reported */
+	int peer_gid_type[4];
 };
 
 static int comm_cb(const struct nlmsghdr *nlh, void *data)
@@ -786,6 +966,10 @@ static int comm_cb(const struct nlmsghdr *nlh, void *data)
 					c->peer_rank[c->npeers] = mnl_attr_get_u32(p);
 				if (mnl_attr_get_type(p) == KCOLL_A_PEER_STATE)
 					c->peer_state[c->npeers] = mnl_attr_get_u8(p);
+				if (mnl_attr_get_type(p) == KCOLL_A_PEER_SGID_INDEX)
+					c->peer_sgid[c->npeers] = (int)mnl_attr_get_u32(p);
+				if (mnl_attr_get_type(p) == KCOLL_A_PEER_GID_TYPE)
+					c->peer_gid_type[c->npeers] = mnl_attr_get_u8(p);
 			}
 			c->npeers++;
 			break;
@@ -800,6 +984,8 @@ static int comm_lookup(struct nlt *t, struct comm_seen *c, bool dump)
 
 	c->found = false;
 	c->npeers = 0;
+	memset(c->peer_sgid, 0xff, sizeof(c->peer_sgid));
+	memset(c->peer_gid_type, 0xff, sizeof(c->peer_gid_type));
 	if (!dump) {
 		mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, c->id);
 		mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, c->rank);
@@ -956,6 +1142,73 @@ static void pair_child(uint64_t id, int wfd)
 		_exit(1);
 	kt_p2p(fd, h, KCOLL_P2P_RECV, 0, buf, sizeof(buf), NULL);
 	_exit(0);
+}
+
+/* Create both ranks of a pair (rank 1 in a child); the two results. */
+static void pair_create(struct __test_metadata *_metadata, FIXTURE_DATA(pair) *self,
+			uint64_t id, int *ret0, int *ret1, uint32_t *h)
+{
+	int pipefd[2];
+
+	*ret1 = -1;
+	ASSERT_EQ(0, pipe(pipefd));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child) {
+		close(pipefd[0]);
+		pair_child(id, pipefd[1]);
+	}
+	close(pipefd[1]);
+	*ret0 = comm_create(self->fd, id, 0, 2, 20000, h);
+	if (read(pipefd[0], ret1, sizeof(*ret1)) != sizeof(*ret1))
+		*ret1 = -EPIPE;
+	close(pipefd[0]);
+}
+
+/*
+ * The device's GID selection on a live pair: a selection other than the entry of the ranks'
+ * address fails both ranks with EADDRNOTAVAIL; the entry of the address works, and every
+ * peer reports the source GID index its connection uses.
+ */
+TEST_F_TIMEOUT(pair, gid_selection_enforced, 120)
+{
+	struct comm_seen c = { .id = self->id + 1, .rank = 0 };
+	struct dev_seen d;
+	int ret0, ret1;
+	char cmd[512];
+	uint32_t h;
+
+	ASSERT_EQ(0, dev_read(self->t, &d)) TH_LOG("%s", self->t->ext);
+	ASSERT_LE(0, d.v4_index) TH_LOG("no GID for 169.254.77.1");
+	ASSERT_LE(0, d.ll_index) TH_LOG("no link-local GID");
+
+	ASSERT_EQ(0, dev_set_gid(self->t, d.ll_index)) TH_LOG("%s", self->t->ext);
+	pair_create(_metadata, self, self->id, &ret0, &ret1, &h);
+	EXPECT_EQ(-EADDRNOTAVAIL, ret0) TH_LOG("rank 0: %s", strerror(-ret0));
+	EXPECT_EQ(-EADDRNOTAVAIL, ret1) TH_LOG("rank 1: %s", strerror(-ret1));
+	if (!ret0)
+		kt_comm_destroy(self->fd, h);
+	kill(self->child, SIGKILL);
+	waitpid(self->child, NULL, 0);
+	self->child = -1;
+
+	ASSERT_EQ(0, dev_set_gid(self->t, d.v4_index)) TH_LOG("%s", self->t->ext);
+	pair_create(_metadata, self, self->id + 1, &ret0, &ret1, &h);
+	ASSERT_EQ(0, ret0) TH_LOG("rank 0: %s", strerror(-ret0));
+	ASSERT_EQ(0, ret1) TH_LOG("rank 1: %s", strerror(-ret1));
+	ASSERT_EQ(0, comm_lookup(self->t, &c, false)) TH_LOG("%s", self->t->ext);
+	EXPECT_EQ(1, c.npeers);
+	EXPECT_EQ(d.v4_index, c.peer_sgid[0]);
+	EXPECT_LE(0, c.peer_gid_type[0]);
+	c.rank = 1;
+	ASSERT_EQ(0, comm_lookup(self->t, &c, true)) TH_LOG("%s", self->t->ext);
+	EXPECT_EQ(d.v4_index, c.peer_sgid[0]);
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl -j comm show %016llx"
+		 " | grep -q '\"sgid_index\":%d,\"gid_type\":\"roce-v'",
+		 (unsigned long long)c.id, d.v4_index);
+	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, dev_set_gid(self->t, -1));
+	kt_comm_destroy(self->fd, h);
 }
 
 TEST_F_TIMEOUT(pair, create_show_kill_destroy_events, 120)

@@ -15,10 +15,13 @@ static void kcoll_ctl_dev_usage(FILE *f)
 {
 	fputs("Usage: kcollctl dev [ { show | list } [ DEV ] ]\n"
 	      "       kcollctl dev set DEV [ allowed { yes | no } ] [ tos { 0..255 | default } ]\n"
+	      "                            [ gid { INDEX | auto } ]\n"
 	      "       kcollctl dev help\n"
 	      "where  DEV := RDMA device name, e.g. rxe0\n"
 	      "dev show lists ports and GIDs when the kcoll netlink family is there (else it\n"
-	      "reads sysfs); dev set needs it, and CAP_NET_ADMIN.\n", f);
+	      "reads sysfs); dev set needs it, and CAP_NET_ADMIN.  gid INDEX: every connection\n"
+	      "on DEV must use that GID table entry (give each rank the entry's address), else\n"
+	      "its comm fails with EADDRNOTAVAIL; auto: whatever the address picks.\n", f);
 }
 
 /* The GUID the way rdma(8) and ibstat print it: four groups of 16 bits. */

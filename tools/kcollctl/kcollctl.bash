@@ -82,7 +82,14 @@ _kcollctl()
 			case $prev in
 			allowed) COMPREPLY=($(compgen -W "yes no" -- "$cur")) ;;
 			tos) COMPREPLY=($(compgen -W "default" -- "$cur")) ;;
-			*) ((nargs % 2 == 1)) && COMPREPLY=($(compgen -W "allowed tos" -- "$cur")) ;;
+			gid)
+				# auto, or an index of the device's GID table (the "gid N" lines).
+				local gids
+				gids=$(kcollctl dev show "${words[objidx + 2]}" 2>/dev/null |
+					awk '$1 == "gid" { print $2 }' | sort -un)
+				COMPREPLY=($(compgen -W "auto $gids" -- "$cur"))
+				;;
+			*) ((nargs % 2 == 1)) && COMPREPLY=($(compgen -W "allowed tos gid" -- "$cur")) ;;
 			esac
 		fi
 		;;

@@ -118,6 +118,8 @@ static void kcoll_ctl_dev_json(struct kcoll_jw *jw, const struct kcoll_nl_dev *d
 	kcoll_jw_kv_str(jw, "node_guid", guid);
 	kcoll_jw_key(jw, "tos");
 	kcoll_jw_int(jw, d->tos);
+	kcoll_jw_key(jw, "gid_index");
+	kcoll_jw_int(jw, d->gid_index);
 	kcoll_jw_kv_uint(jw, "comms", d->ncomms);
 	kcoll_jw_key(jw, "port");
 	kcoll_jw_arr_open(jw);
@@ -161,6 +163,10 @@ static void kcoll_ctl_dev_plain(const struct kcoll_nl_dev *d)
 		printf("default");
 	else
 		printf("%" PRId32, d->tos);
+	if (d->gid_index < 0)
+		printf(" gid auto");
+	else
+		printf(" gid %" PRId32, d->gid_index);
 	printf(" comms %" PRIu32 "\n", d->ncomms);
 	for (i = 0; i < d->nports; i++) {
 		const struct kcoll_nl_port *p = &d->ports[i];
@@ -219,12 +225,12 @@ static bool kcoll_ctl_parse_long(const char *s, long lo, long hi, long *v)
 	return !errno && *s && !*end && *v >= lo && *v <= hi;
 }
 
-/* dev set DEV [ allowed { yes | no } ] [ tos { N | default } ] */
+/* dev set DEV [ allowed { yes | no } ] [ tos { N | default } ] [ gid { N | auto } ] */
 int kcoll_ctl_nl_dev_set(struct kcoll_ctl *ctl, int argc, char **argv)
 {
-	int allowed = -1, set_tos = 0, ret, i;
+	int allowed = -1, set_tos = 0, set_gid = 0, ret = 0, i;
+	long tos = -1, gid = -1;
 	struct kcoll_nl *nl;
-	long tos = -1;
 
 	(void)ctl;
 	if (argc < 1)
@@ -247,18 +253,28 @@ int kcoll_ctl_nl_dev_set(struct kcoll_ctl *ctl, int argc, char **argv)
 			    !kcoll_ctl_parse_long(argv[i + 1], -1, 255, &tos))
 				return kcoll_ctl_usage_err(&kcoll_ctl_dev_obj,
 							   "dev set: tos is 0 to 255 or default");
+		} else if (!strcmp(argv[i], "gid")) {
+			set_gid = 1;
+			if (strcmp(argv[i + 1], "auto") &&
+			    !kcoll_ctl_parse_long(argv[i + 1], -1, INT32_MAX, &gid))
+				return kcoll_ctl_usage_err(&kcoll_ctl_dev_obj,
+							   "dev set: gid is a GID index or auto");
 		} else {
 			return kcoll_ctl_usage_err(&kcoll_ctl_dev_obj,
 						   "dev set: unknown attribute \"%s\"", argv[i]);
 		}
 	}
-	if (allowed < 0 && !set_tos)
+	if (allowed < 0 && !set_tos && !set_gid)
 		return kcoll_ctl_usage_err(&kcoll_ctl_dev_obj,
-					   "dev set: nothing to set (allowed, tos)");
+					   "dev set: nothing to set (allowed, tos, gid)");
 	ret = kcoll_ctl_nl_open(&nl, false);
 	if (ret)
 		return ret;
-	ret = kcoll_nl_dev_set(nl, argv[0], allowed, set_tos, (int32_t)tos);
+	/* The GID first: the kernel checks it against the GID table, a refusal sets nothing. */
+	if (set_gid)
+		ret = kcoll_nl_dev_set_gid(nl, argv[0], (int32_t)gid);
+	if (!ret && (allowed >= 0 || set_tos))
+		ret = kcoll_nl_dev_set(nl, argv[0], allowed, set_tos, (int32_t)tos);
 	kcoll_nl_close(nl);
 	if (ret)
 		return kcoll_ctl_nl_err("dev set", ret);
@@ -340,6 +356,11 @@ static void kcoll_ctl_comm_json(struct kcoll_jw *jw, const struct kcoll_nl_comm 
 		kcoll_jw_kv_uint(jw, "pending_sends", p->pending_sends);
 		kcoll_jw_kv_uint(jw, "pending_recvs", p->pending_recvs);
 		kcoll_jw_kv_uint(jw, "idle_ms", p->idle_ms);
+		if (p->sgid_index >= 0)
+			kcoll_jw_kv_uint(jw, "sgid_index", p->sgid_index);
+		if (p->gid_type >= 0)
+			kcoll_jw_kv_str(jw, "gid_type",
+					KCOLL_CTL_NAME_OF(kcoll_ctl_gid_types, p->gid_type));
 		kcoll_jw_obj_close(jw);
 	}
 	kcoll_jw_arr_close(jw);
@@ -385,6 +406,10 @@ static void kcoll_ctl_comm_plain(const struct kcoll_nl_comm *c)
 		       p->pending_recvs, p->idle_ms);
 		if (p->last_err)
 			printf(" last_err %" PRId32, p->last_err);
+		if (p->sgid_index >= 0)
+			printf(" sgid %" PRId32, p->sgid_index);
+		if (p->gid_type >= 0)
+			printf(" %s", KCOLL_CTL_NAME_OF(kcoll_ctl_gid_types, p->gid_type));
 		putchar('\n');
 	}
 	if (c->peers_truncated)
