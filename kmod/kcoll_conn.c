@@ -60,6 +60,15 @@ static void kcoll_conn_free_ctrl(struct kcoll_conn *conn)
 		}
 	}
 	for (i = 0; conn->tx && i < KCOLL_TX_CTRL; i++) {
+		/*
+		 * A message whose completion never came still holds its request: Soft-iWARP
+		 * can complete a WR it was processing after the drain's marker, and freeing
+		 * the CQ drops that late completion.
+		 */
+		if (conn->tx[i].req) {
+			kcoll_req_put(conn->tx[i].req);
+			conn->tx[i].req = NULL;
+		}
 		if (conn->tx[i].msg) {
 			ib_dma_unmap_single(ibdev, conn->tx[i].dma, KCOLL_WIRE_MSG_SIZE,
 					    DMA_TO_DEVICE);
