@@ -156,6 +156,7 @@ struct kcoll_ctrl {
  * @send_seq, @recv_seq: next sequence number to give (comm->lock)
  * @cts_early:		CTS messages that arrived before their send was posted (comm->lock)
  * @buf_early:		remote buffer announcements not claimed yet (comm->lock)
+ * @eager_early:	EAGER messages whose receive was not announced yet (comm->lock)
  * @last_ok:		jiffies of the last sign of life of the peer: a message from it, or
  *			the completion (its acknowledgment) of one we sent (comm->lock)
  * @last_tx:		jiffies of the last work request we posted (comm->lock)
@@ -187,6 +188,7 @@ struct kcoll_conn {
 	u32 recv_seq;
 	struct list_head cts_early;
 	struct list_head buf_early;
+	struct list_head eager_early;
 	unsigned long last_ok;
 	unsigned long last_tx;
 	bool peer_ready;
@@ -349,8 +351,13 @@ enum kcoll_req_state {
  * @status, @result: outcome once done (comm->lock)
  * @mem:	its memory
  * @cts:	send: copy of the receiver's CTS once it arrived (kmalloc'ed)
- * @seg, @seg_off, @sent: send progress through @cts and @mem
- * @done_sent:	send: DONE posted
+ * @seg, @seg_off, @sent: send progress through @cts and @mem; a receive's @sent: the
+ *		bytes an EAGER brought
+ * @done_sent:	send: DONE (or EAGER) posted
+ * @eager:	send: the data went inline in an EAGER message (len <= KCOLL_WIRE_EAGER_MAX);
+ *		it completes once that is acknowledged (@acked) and the receiver's CTS
+ *		arrived (@cts): the CTS says the receive was posted and how large it was
+ * @acked:	send, eager: the EAGER's completion arrived (comm->lock)
  * @id:		non-blocking request id, or 0
  * @qlist:	in conn->sendq / conn->recvq (comm->lock)
  * @all:	in comm->reqs while it holds hardware resources (comm->lock)
@@ -374,6 +381,8 @@ struct kcoll_req {
 	u64 seg_off;
 	u64 sent;
 	bool done_sent;
+	bool eager;
+	bool acked;
 	u64 id;
 	struct list_head qlist;
 	struct list_head all;
@@ -499,12 +508,13 @@ struct kcoll_op {
 
 /**
  * struct kcoll_cts - a CTS that arrived before its send got to it (conn->cts_early), then
- * owned by that send
+ * owned by that send; or an EAGER message that arrived before its receive was announced
+ * (conn->eager_early, freed when a receive takes its data)
  */
 struct kcoll_cts {
 	struct list_head list;
 	u32 len;
-	struct kcoll_wire_msg msg;	/* followed by its segments */
+	struct kcoll_wire_msg msg;	/* followed by its segments (EAGER: its data) */
 };
 
 /* kcoll_main.c: module parameters */
@@ -566,6 +576,7 @@ int kcoll_region_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wir
 unsigned int kcoll_region_sges(struct kcoll_region *r, u64 off, u64 bytes, struct ib_sge *sges,
 			       unsigned int max, u32 lkey, u64 *taken);
 void *kcoll_region_ptr(struct kcoll_region *r, u64 off);
+void kcoll_region_copy(struct kcoll_region *r, u64 off, void *buf, u64 len, bool to_region);
 
 /* kcoll_buf.c */
 long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg);
@@ -612,6 +623,7 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg);
 long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg);
 void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);
 void kcoll_p2p_progress(struct kcoll_conn *conn);
+void kcoll_p2p_acked(struct kcoll_req *req);
 void kcoll_req_complete(struct kcoll_req *req, int status, u64 result);
 void kcoll_req_put(struct kcoll_req *req);
 void kcoll_ctx_drop_reqs(struct kcoll_ctx *ctx);

@@ -302,6 +302,10 @@ static void kcoll_comm_shutdown(struct kcoll_comm *comm)
 			list_del(&cts->list);
 			kfree(cts);
 		}
+		list_for_each_entry_safe(cts, tmp, &comm->conns[i].eager_early, list) {
+			list_del(&cts->list);
+			kfree(cts);
+		}
 	}
 	spin_unlock_bh(&comm->lock);
 	kcoll_coll_shutdown(comm);
@@ -597,6 +601,7 @@ static struct kcoll_comm *kcoll_comm_alloc(const struct kcoll_comm_create *arg)
 		INIT_LIST_HEAD(&conn->recvq);
 		INIT_LIST_HEAD(&conn->cts_early);
 		INIT_LIST_HEAD(&conn->buf_early);
+		INIT_LIST_HEAD(&conn->eager_early);
 	}
 	return comm;
 }

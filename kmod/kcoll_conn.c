@@ -278,10 +278,10 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	c->req = NULL;
 	list_add(&c->list, &conn->tx_free);
 	if (req && wc->status == IB_WC_SUCCESS)
-		kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
+		kcoll_p2p_acked(req);
 	spin_unlock_bh(&comm->lock);
 	if (req)
-		kcoll_req_put(req);	/* the DONE's reference */
+		kcoll_req_put(req);	/* the EAGER's, DONE's or CTS's reference */
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_err_ratelimited("comm %llx: rank %u: send to rank %u failed: %s\n",

@@ -146,16 +146,105 @@ void kcoll_req_complete(struct kcoll_req *req, int status, u64 result)
 
 /* Progress ---------------------------------------------------------------------------- */
 
+/* The receive of @conn with sequence number @seq, once announced; NULL if none. */
+static struct kcoll_req *kcoll_recv_find(struct kcoll_conn *conn, u32 seq)
+{
+	struct kcoll_req *req;
+
+	lockdep_assert_held(&conn->comm->lock);
+	list_for_each_entry(req, &conn->recvq, qlist) {
+		if (req->seq == seq)
+			return req->state == KCOLL_REQ_ACTIVE && !req->eager ? req : NULL;
+	}
+	return NULL;
+}
+
+/*
+ * An EAGER message for @req arrived: its data goes into the receive's memory.  A receive
+ * that announced registered memory completes when its CTS is acknowledged as well.
+ *
+ * Context: comm->lock.
+ */
+static void kcoll_p2p_eager_deliver(struct kcoll_conn *conn, struct kcoll_req *req,
+				    const struct kcoll_wire_msg *msg)
+{
+	struct kcoll_comm *comm = conn->comm;
+	u64 len = be64_to_cpu(msg->len);
+
+	lockdep_assert_held(&comm->lock);
+	if (be64_to_cpu(msg->reserved1) != req->tag) {
+		pr_err_ratelimited("comm %llx rank %u: rank %u sent another operation (%llx, here %llx): the ranks' calls differ\n",
+				   comm->comm_id, comm->rank, conn->peer,
+				   be64_to_cpu(msg->reserved1), req->tag);
+		kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+		return;
+	}
+	req->eager = true;
+	if (len > req->mem.len) {
+		req->status = -EMSGSIZE;
+	} else {
+		if (len)
+			kcoll_region_copy(req->mem.r, req->mem.offset, (void *)msg->segs, len, true);
+		req->sent = len;
+	}
+	if (req->mem.len <= KCOLL_WIRE_EAGER_MAX || req->acked)
+		kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
+}
+
+/*
+ * @req was just announced: an EAGER for it that came first is delivered now.  Return: true
+ * if one was (the receive may have completed and left conn->recvq, and a failure may have
+ * emptied it).
+ */
+static bool kcoll_p2p_eager_claim(struct kcoll_conn *conn, struct kcoll_req *req)
+{
+	struct kcoll_cts *e;
+
+	lockdep_assert_held(&conn->comm->lock);
+	list_for_each_entry(e, &conn->eager_early, list) {
+		if (be32_to_cpu(e->msg.seq) == req->seq) {
+			list_del(&e->list);
+			kcoll_p2p_eager_deliver(conn, req, &e->msg);
+			kfree(e);
+			return true;
+		}
+	}
+	return false;
+}
+
+/**
+ * kcoll_p2p_acked - a control message that carried @req was acknowledged
+ * @req:	a send's EAGER or DONE, or the CTS of a receive into registered memory
+ *
+ * Context: comm->lock.
+ */
+void kcoll_p2p_acked(struct kcoll_req *req)
+{
+	lockdep_assert_held(&req->comm->lock);
+	req->acked = true;
+	if (!req->send) {
+		if (req->eager)		/* its data arrived first */
+			kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
+		return;
+	}
+	if (req->eager && !req->cts)	/* the receiver's CTS is still to come */
+		return;
+	kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
+}
+
 /* Announce queued receives: register their memory (REG_MR) and send a CTS each. */
 static void kcoll_p2p_announce(struct kcoll_conn *conn)
 {
-	unsigned int active = 0;
+	unsigned int active;
 	struct kcoll_req *req;
 
+again:
+	active = 0;
 	list_for_each_entry(req, &conn->recvq, qlist) {
 		struct kcoll_wire_msg *m;
 		struct kcoll_region *r;
 		struct kcoll_ctrl *c;
+		bool eager_only;
 		int nsegs;
 
 		if (req->state == KCOLL_REQ_ACTIVE) {
@@ -169,7 +258,13 @@ static void kcoll_p2p_announce(struct kcoll_conn *conn)
 		if (!c)
 			return;
 		r = req->mem.r;
-		if (r->remote && !r->registered &&
+		/*
+		 * A receive of at most KCOLL_WIRE_EAGER_MAX bytes is only ever sent to eagerly
+		 * (a larger send does not fit: EMSGSIZE, nothing written), so it announces no
+		 * memory and needs no registration.
+		 */
+		eager_only = req->mem.len <= KCOLL_WIRE_EAGER_MAX;
+		if (!eager_only && r->remote && !r->registered &&
 		    kcoll_region_post_reg(conn, r, &conn->wr_cqe) < 0) {
 			list_add(&c->list, &conn->tx_free);
 			kcoll_req_complete(req, -EIO, 0);
@@ -180,21 +275,103 @@ static void kcoll_p2p_announce(struct kcoll_conn *conn)
 		m->seq = cpu_to_be32(req->seq);
 		m->len = cpu_to_be64(req->mem.len);
 		m->reserved1 = cpu_to_be64(req->tag);
-		nsegs = req->mem.len ? kcoll_region_segs(r, req->mem.offset, req->mem.len,
-							 m->segs, KCOLL_WIRE_MAX_SEGS) : 0;
+		nsegs = eager_only ? 0 : kcoll_region_segs(r, req->mem.offset, req->mem.len,
+							   m->segs, KCOLL_WIRE_MAX_SEGS);
 		if (nsegs < 0) {
 			list_add(&c->list, &conn->tx_free);
 			kcoll_req_complete(req, -EMSGSIZE, 0);
 			return;
 		}
 		m->nsegs = cpu_to_be16(nsegs);
+		/*
+		 * An EAGER into registered memory completes the receive only once this CTS is
+		 * acknowledged: the REG_MR queued before it is done then, and releasing the
+		 * memory cannot race with it.
+		 */
+		if (!eager_only) {
+			kref_get(&req->ref);	/* put by kcoll_conn_tx_done() */
+			c->req = req;
+		}
 		if (kcoll_ctrl_post(conn, c, struct_size(m, segs, nsegs))) {
+			if (!eager_only) {
+				c->req = NULL;
+				kref_put(&req->ref, kcoll_req_release);	/* not the last */
+			}
 			kcoll_req_complete(req, -EIO, 0);
 			return;
 		}
 		req->state = KCOLL_REQ_ACTIVE;
 		active++;
+		if (kcoll_p2p_eager_claim(conn, req)) {
+			/* The list changed under the walk: start again, if still worth it. */
+			if (conn->comm->state != KCOLL_COMM_READY)
+				return;
+			goto again;
+		}
 	}
+}
+
+/*
+ * The head send takes the receiver's CTS for it if it arrived; false if not yet (or the
+ * peer is out of step: the comm fails).  Context: comm->lock.
+ */
+static bool kcoll_p2p_take_cts(struct kcoll_conn *conn, struct kcoll_req *req)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_cts *cts;
+
+	if (list_empty(&conn->cts_early))
+		return false;
+	cts = list_first_entry(&conn->cts_early, struct kcoll_cts, list);
+	if (be32_to_cpu(cts->msg.seq) != req->seq) {
+		kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+		return false;
+	}
+	if (be64_to_cpu(cts->msg.reserved1) != req->tag) {
+		pr_err_ratelimited("comm %llx rank %u: rank %u posted another operation (%llx, here %llx): the ranks' calls differ\n",
+				   comm->comm_id, comm->rank, conn->peer,
+				   be64_to_cpu(cts->msg.reserved1), req->tag);
+		kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+		return false;
+	}
+	list_del(&cts->list);
+	req->cts = cts;		/* freed with the request */
+	return true;
+}
+
+/*
+ * Send the head send's data inline in an EAGER message, without waiting for the CTS: one
+ * one-way trip instead of two for small messages.  Return: nonzero if it could not go
+ * out now (no control buffer; or the comm failed).  Context: comm->lock.
+ */
+static int kcoll_p2p_eager_send(struct kcoll_conn *conn, struct kcoll_req *req)
+{
+	struct kcoll_ctrl *c = kcoll_ctrl_get(conn);
+	struct kcoll_wire_msg *m;
+
+	if (!c)
+		return -ENOBUFS;
+	m = c->msg;
+	m->type = KCOLL_MSG_EAGER;
+	m->seq = cpu_to_be32(req->seq);
+	m->len = cpu_to_be64(req->mem.len);
+	m->reserved1 = cpu_to_be64(req->tag);
+	if (req->mem.len)
+		kcoll_region_copy(req->mem.r, req->mem.offset, (void *)m->segs, req->mem.len,
+				  false);
+	kref_get(&req->ref);	/* put by kcoll_conn_tx_done() */
+	c->req = req;
+	if (kcoll_ctrl_post(conn, c, sizeof(*m) + req->mem.len)) {
+		c->req = NULL;
+		kref_put(&req->ref, kcoll_req_release);	/* not the last: reqs hold one */
+		kcoll_comm_set_error_locked(conn->comm, -EIO, conn->peer);
+		return -EIO;
+	}
+	req->state = KCOLL_REQ_ACTIVE;
+	req->eager = true;
+	req->done_sent = true;
+	req->sent = req->mem.len;
+	return 0;
 }
 
 /* Write as much of the head send as the send queue takes; then its DONE. */
@@ -203,28 +380,31 @@ static void kcoll_p2p_push(struct kcoll_conn *conn)
 	struct kcoll_comm *comm = conn->comm;
 	u32 max_sge = min_t(u32, comm->dev->ibdev->attrs.max_send_sge, KCOLL_MAX_SGE);
 	struct kcoll_req *req;
-	struct kcoll_cts *cts;
 
+again:
 	if (list_empty(&conn->sendq))
 		return;
 	req = list_first_entry(&conn->sendq, struct kcoll_req, qlist);
+	if (req->state == KCOLL_REQ_QUEUED && req->mem.len <= KCOLL_WIRE_EAGER_MAX) {
+		if (kcoll_p2p_eager_send(conn, req))
+			return;
+	}
+	if (req->eager) {
+		/* Sent already; complete once acknowledged and the CTS checked the size. */
+		if (!req->cts) {
+			if (!kcoll_p2p_take_cts(conn, req))
+				return;
+			if (req->mem.len > be64_to_cpu(req->cts->msg.len))
+				req->status = -EMSGSIZE;
+		}
+		if (!req->acked)
+			return;
+		kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
+		goto again;
+	}
 	if (req->state == KCOLL_REQ_QUEUED) {
-		if (list_empty(&conn->cts_early))
+		if (!kcoll_p2p_take_cts(conn, req))
 			return;
-		cts = list_first_entry(&conn->cts_early, struct kcoll_cts, list);
-		if (be32_to_cpu(cts->msg.seq) != req->seq) {
-			kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
-			return;
-		}
-		if (be64_to_cpu(cts->msg.reserved1) != req->tag) {
-			pr_err_ratelimited("comm %llx rank %u: rank %u posted another operation (%llx, here %llx): the ranks' calls differ\n",
-					   comm->comm_id, comm->rank, conn->peer,
-					   be64_to_cpu(cts->msg.reserved1), req->tag);
-			kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
-			return;
-		}
-		list_del(&cts->list);
-		req->cts = cts;		/* freed with the request */
 		req->state = KCOLL_REQ_ACTIVE;
 		if (req->mem.len > be64_to_cpu(req->cts->msg.len))
 			req->sent = req->mem.len;	/* nothing to write: DONE says EMSGSIZE */
@@ -305,11 +485,17 @@ void kcoll_p2p_progress(struct kcoll_conn *conn)
 	spin_unlock_bh(&comm->lock);
 }
 
-/* The segments of a CTS cover exactly its capacity, none empty: push relies on it. */
+/*
+ * The segments of a CTS cover exactly its capacity, none empty: push relies on it.  A
+ * capacity of at most KCOLL_WIRE_EAGER_MAX bytes comes without segments (eager only).
+ */
 static bool kcoll_cts_valid(const struct kcoll_wire_msg *msg, u16 nsegs)
 {
 	u64 sum = 0;
 	u16 i;
+
+	if (be64_to_cpu(msg->len) <= KCOLL_WIRE_EAGER_MAX)
+		return nsegs == 0;
 
 	for (i = 0; i < nsegs; i++) {
 		if (!msg->segs[i].len)
@@ -317,6 +503,43 @@ static bool kcoll_cts_valid(const struct kcoll_wire_msg *msg, u16 nsegs)
 		sum += be32_to_cpu(msg->segs[i].len);
 	}
 	return sum == be64_to_cpu(msg->len);
+}
+
+/*
+ * An EAGER arrived (length checked): to its receive if that is announced, else kept until
+ * it is (the sender did not wait for our CTS).
+ */
+static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_msg *msg)
+{
+	struct kcoll_comm *comm = conn->comm;
+	u64 len = be64_to_cpu(msg->len);
+	struct kcoll_cts *e = NULL;
+	struct kcoll_req *req;
+
+	for (;;) {
+		spin_lock_bh(&comm->lock);
+		req = kcoll_recv_find(conn, be32_to_cpu(msg->seq));
+		if (req) {
+			kcoll_p2p_eager_deliver(conn, req, msg);
+			spin_unlock_bh(&comm->lock);
+			kfree(e);
+			return;
+		}
+		if (e)
+			break;
+		spin_unlock_bh(&comm->lock);
+		/* Allocated unlocked, so the receive may be announced meanwhile: look again. */
+		e = kmalloc(sizeof(*e) + len, GFP_KERNEL);
+		if (!e) {
+			kcoll_comm_fail(comm, -ENOMEM, conn->peer);
+			return;
+		}
+		e->len = sizeof(*msg) + len;
+		e->msg = *msg;
+		memcpy(e->msg.segs, msg->segs, len);	/* the data, in the flexible array */
+	}
+	list_add_tail(&e->list, &conn->eager_early);
+	spin_unlock_bh(&comm->lock);
 }
 
 /* A control message arrived on @conn (@len bytes, already synced for the CPU). */
@@ -355,11 +578,16 @@ void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
 	case KCOLL_MSG_BUF:
 		kcoll_buf_rx(conn, msg, len);
 		return;
+	case KCOLL_MSG_EAGER:
+		if (be64_to_cpu(msg->len) > KCOLL_WIRE_EAGER_MAX ||
+		    len < sizeof(*msg) + be64_to_cpu(msg->len))
+			goto bad;
+		kcoll_p2p_eager_rx(conn, msg);
+		return;
 	case KCOLL_MSG_DONE:
 		spin_lock_bh(&comm->lock);
-		req = list_first_entry_or_null(&conn->recvq, struct kcoll_req, qlist);
-		if (!req || req->state != KCOLL_REQ_ACTIVE ||
-		    req->seq != be32_to_cpu(msg->seq) || be64_to_cpu(msg->len) > req->mem.len) {
+		req = kcoll_recv_find(conn, be32_to_cpu(msg->seq));
+		if (!req || be64_to_cpu(msg->len) > req->mem.len) {
 			spin_unlock_bh(&comm->lock);
 			goto bad;
 		}

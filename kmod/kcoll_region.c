@@ -14,6 +14,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -429,6 +430,37 @@ unsigned int kcoll_region_sges(struct kcoll_region *r, u64 off, u64 bytes, struc
 	}
 	*taken = pos - off - r->first_off;
 	return n;
+}
+
+/**
+ * kcoll_region_copy - copy between a region's pages and kernel memory with the CPU
+ * @r:		the region (pinned or module pages; no vmap needed)
+ * @off:	byte offset in @r
+ * @buf:	kernel memory
+ * @len:	bytes; @off + @len within @r
+ * @to_region:	direction
+ *
+ * For eager messages (a few KiB at most): page by page through kmap_local_page(), so it
+ * works under comm->lock and on regions the CPU does not otherwise touch.
+ */
+void kcoll_region_copy(struct kcoll_region *r, u64 off, void *buf, u64 len, bool to_region)
+{
+	u64 pos = off + r->first_off;
+
+	while (len) {
+		unsigned int in_page = pos & ~PAGE_MASK;
+		unsigned int n = min_t(u64, PAGE_SIZE - in_page, len);
+		void *p = kmap_local_page(r->pages[pos >> PAGE_SHIFT]);
+
+		if (to_region)
+			memcpy(p + in_page, buf, n);
+		else
+			memcpy(buf, p + in_page, n);
+		kunmap_local(p);
+		buf += n;
+		pos += n;
+		len -= n;
+	}
 }
 
 /* The CPU's view of byte @off of a region mapped with @cpu. */

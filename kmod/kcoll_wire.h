@@ -21,6 +21,10 @@
  *   B: recv #n posted -> registers its memory -> CTS{n, capacity, segments}
  *   A: send #n posted and CTS #n arrived -> RDMA WRITEs into the segments -> DONE{n, len}
  *   B: DONE #n arrives -> (RC ordering: every WRITE before it has landed) recv #n complete
+ * Messages of at most KCOLL_WIRE_EAGER_MAX bytes go eagerly (version 2):
+ *   A: send #n posted -> EAGER{n, len, data} at once, no CTS awaited
+ *   B: recv #n announced (its CTS goes out as always) and EAGER #n arrived -> copy, complete
+ *   A: EAGER #n acknowledged and CTS #n arrived (capacity check) -> send #n complete
  *
  * Departure: a rank destroying a ready communicator sends BYE on every connection and
  * waits for the acknowledgments before it disconnects.  Its peers then fail only what
@@ -42,7 +46,7 @@
 #endif
 
 #define KCOLL_WIRE_MAGIC	0x4b434f4cU	/* "KCOL" */
-#define KCOLL_PROTO_VERSION	1
+#define KCOLL_PROTO_VERSION	2	/* 2: EAGER */
 
 /* rdma_cm REQ private data. */
 struct kcoll_wire_hello {
@@ -81,6 +85,7 @@ enum kcoll_wire_type {
 	KCOLL_MSG_NOP = 4,	/* keepalive: its acknowledgment proves the peer alive */
 	KCOLL_MSG_READY = 5,	/* the sender has every connection of the comm up */
 	KCOLL_MSG_BYE = 6,	/* the sender destroys its end: an orderly departure */
+	KCOLL_MSG_EAGER = 7,	/* message @seq's data inline, sent without waiting for a CTS */
 };
 
 /* One registered region the peer may RDMA WRITE into. */
@@ -92,6 +97,7 @@ struct kcoll_wire_seg {
 
 #define KCOLL_WIRE_MSG_SIZE	4096
 #define KCOLL_WIRE_MAX_SEGS	((KCOLL_WIRE_MSG_SIZE - 32) / sizeof(struct kcoll_wire_seg))
+#define KCOLL_WIRE_EAGER_MAX	(KCOLL_WIRE_MSG_SIZE - 32)	/* data bytes after the header */
 
 struct kcoll_wire_msg {
 	__be32 magic;
@@ -100,7 +106,8 @@ struct kcoll_wire_msg {
 	__be16 nsegs;		/* CTS, BUF: entries in @segs */
 	__be32 seq;		/* per ordered pair, from 0 */
 	__be32 status;		/* DONE: 0 or a positive errno (EMSGSIZE) */
-	__be64 len;		/* CTS: capacity; DONE: bytes written; BUF: buffer length */
+	__be64 len;		/* CTS: capacity; DONE: bytes written; BUF: buffer length;
+				 * EAGER: data bytes following the header */
 	__be64 reserved1;
 	struct kcoll_wire_seg segs[];
 };

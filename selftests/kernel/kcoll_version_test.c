@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A peer speaking another wire protocol version is refused on both sides.  Run on nodes 0
- * and 1 after node 1 loaded kcoll with proto_version=2 (selftests/suites/cluster.sh).
+ * and 1 after node 1 loaded kcoll with proto_version=1, the version before EAGER
+ * (selftests/suites/cluster.sh).
  */
 #include "kcoll_test_comm.h"
 #include "kselftest_harness.h"

@@ -44,7 +44,7 @@ rig_barrier seed-done 300
 
 # Node 1 speaks protocol version 2 for one test; everyone else stays as they are.
 if [ "$RIG_NODE" -eq 1 ]; then
-	modprobe -r kcoll && modprobe kcoll proto_version=2
+	modprobe -r kcoll && modprobe kcoll proto_version=1
 fi
 rig_barrier version-loaded 120
 if [ "$RIG_NODE" -le 1 ]; then
