@@ -184,7 +184,8 @@ static void kcoll_p2p_eager_deliver(struct kcoll_conn *conn, struct kcoll_req *r
 		req->status = -EMSGSIZE;
 	} else {
 		if (len)
-			kcoll_region_copy(req->mem.r, req->mem.offset, (void *)msg->segs, len, true);
+			kcoll_region_copy(req->mem.r, req->mem.offset, (void *)msg->segs, len,
+					  true);
 		req->sent = len;
 	}
 	if (req->mem.len <= KCOLL_WIRE_EAGER_MAX || req->acked)

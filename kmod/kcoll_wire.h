@@ -106,8 +106,8 @@ struct kcoll_wire_msg {
 	__be16 nsegs;		/* CTS, BUF: entries in @segs */
 	__be32 seq;		/* per ordered pair, from 0 */
 	__be32 status;		/* DONE: 0 or a positive errno (EMSGSIZE) */
-	__be64 len;		/* CTS: capacity; DONE: bytes written; BUF: buffer length;
-				 * EAGER: data bytes following the header */
+	/* CTS: capacity; DONE: bytes written; BUF: buffer length; EAGER: data bytes */
+	__be64 len;
 	__be64 reserved1;
 	struct kcoll_wire_seg segs[];
 };
