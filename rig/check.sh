@@ -93,6 +93,15 @@ if [ "$flavour" = stock ] && [ $host -eq 1 ]; then
 		cat "$out/host-build.log"
 		result FAIL "host: unit tests do not build (see $out/host-build.log)"
 	fi
+	# kcoll-perf as a whole against a one-rank mock of libkcoll (tools/kcoll-perf/test/).
+	if make -s -C tools/kcoll-perf test/kcoll-perf-mock >"$out/host-perf-mock.log" 2>&1; then
+		tools/kcoll-perf/test/run.sh "$RIG_TOP/tools/kcoll-perf/test/kcoll-perf-mock" \
+			>"$out/host-kcoll-perf-mock.tap" 2>&1
+		tally_tap "$out/host-kcoll-perf-mock.tap" "host/kcoll-perf-mock"
+	else
+		cat "$out/host-perf-mock.log"
+		result FAIL "host: the kcoll-perf mock does not build (see $out/host-perf-mock.log)"
+	fi
 fi
 
 if [ "$flavour" = stock ]; then

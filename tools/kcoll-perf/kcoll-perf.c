@@ -713,6 +713,8 @@ static int run_all(struct ctx *x, const size_t *sizes, size_t nsizes)
 			/* op -1: the collective reduces nothing */
 			for (op = perf_coll_is_reduction(coll) ? 0 : -1;
 			     op < KCOLL_NUM_RED_OPS && !err; op++) {
+				if (op >= 0 && !perf_coll_is_reduction(coll))
+					break;	/* ran once, with op -1 */
 				if (op >= 0 && (!(x->o.ops & (1U << op)) || !perf_op_valid(d, op)))
 					continue;
 				for (mi = 0; mi < 4 && !err; mi++) {

@@ -38,6 +38,8 @@ assert {(r["place"], r["mem"], r["mode"]) for r in rows if r["coll"] == "allredu
 	{(p, m, b) for p in ("in", "out") for m in ("user", "kbuf") for b in ("blocking", "nonblocking")}
 assert not any(r["dtype"].startswith(("int", "uint")) and r["op"] == "avg" for r in rows)
 assert all(r["checked"] == (r["coll"] != "barrier") for r in rows)
+plain = ("broadcast", "scatter", "gather", "allgather", "alltoall", "barrier", "allgatherv", "alltoallv")
+assert all(r["op"] == "none" for r in rows if r["coll"] in plain), "a collective that reduces nothing ran with an op"
 ' "$tmp/all.json"
 t "CSV has a header and one line per JSON line" sh -c \
 	"head -n 1 '$tmp/all.csv' | grep -q '^system,coll,nranks,' &&
