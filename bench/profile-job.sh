@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Where an 8-byte all-reduce's time goes, on 2 VMs: ib_write_lat 8 B for the reference, then
+# kcoll-perf all-reduce 8 B with the kcoll:* tracepoints and the ioctl system calls of
+# kcoll-perf traced (tracefs).  bench/trace_phases.py turns each node's trace into the time
+# between the events of one call (setup, waiting for the peer, the send's acknowledgment,
+# reduction and wake-up).  Build first with `make all kcoll-perf`, then:
+#   rig/prepare.sh stock kmod/kcoll.ko &&
+#   rig/cluster.sh -n 2 -t 900 -o build/profile -- sh bench/profile-job.sh &&
+#   python3 bench/trace_phases.py build/profile/node0/trace.txt
+. rig/guest/lib.sh
+rig_net_up; rig_rxe_up; modprobe kcoll
+N=$RIG_NODE
+for i in 0 1; do n=0; while ! ping -c 1 -W 1 "$(rig_ip $i)" >/dev/null 2>&1 && [ $n -lt 60 ]; do n=$((n+1)); done; done
+gid=$(ibv_devinfo -v -d rxe0 | awk '/GID\[/ && /::ffff:169/ {gsub(/[^0-9]/,"",$1); print $1; exit}')
+[ -n "$gid" ] || gid=1
+rig_barrier up 120
+if [ "$N" = 0 ]; then
+	timeout 200 ib_write_lat -d rxe0 -x "$gid" -F -s 8 -n 1000 -p 18702 >"$RIG_DIR/lat.txt" 2>&1
+else
+	k=0
+	until timeout 200 ib_write_lat -d rxe0 -x "$gid" -F -s 8 -n 1000 -p 18702 "$(rig_ip 0)" \
+		>"$RIG_DIR/lat.txt" 2>&1; do
+		k=$((k + 1)); [ $k -ge 20 ] && break; sleep 1
+	done
+fi
+rig_barrier lat 300
+T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs nodev $T
+echo 0 >$T/tracing_on
+echo >$T/trace
+echo 8192 >$T/buffer_size_kb
+echo 1 >$T/events/kcoll/enable
+echo 'comm == "kcoll-perf"' >$T/events/syscalls/sys_enter_ioctl/filter
+echo 'comm == "kcoll-perf"' >$T/events/syscalls/sys_exit_ioctl/filter
+echo 1 >$T/events/syscalls/sys_enter_ioctl/enable
+echo 1 >$T/events/syscalls/sys_exit_ioctl/enable
+echo 1 >$T/tracing_on
+export KCOLL_RANK=$N KCOLL_NRANKS=$RIG_NNODES KCOLL_BOOTSTRAP_ADDR=$(rig_ip 0)
+tools/kcoll-perf/kcoll-perf -C allreduce -b 8 -e 8 -w 10 -n 300 -p in -q >"$RIG_DIR/kperf.txt" 2>&1
+echo 0 >$T/tracing_on
+cat $T/trace >"$RIG_DIR/trace.txt"
+rig_barrier done 600
