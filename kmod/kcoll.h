@@ -358,6 +358,8 @@ enum kcoll_req_state {
  *		it completes once that is acknowledged (@acked) and the receiver's CTS
  *		arrived (@cts): the CTS says the receive was posted and how large it was
  * @acked:	send, eager: the EAGER's completion arrived (comm->lock)
+ * @step_noted:	a collective's eager send told its operation it was done when it was
+ *		posted (comm->lock)
  * @id:		non-blocking request id, or 0
  * @qlist:	in conn->sendq / conn->recvq (comm->lock)
  * @all:	in comm->reqs while it holds hardware resources (comm->lock)
@@ -383,6 +385,7 @@ struct kcoll_req {
 	bool done_sent;
 	bool eager;
 	bool acked;
+	bool step_noted;
 	u64 id;
 	struct list_head qlist;
 	struct list_head all;

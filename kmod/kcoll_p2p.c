@@ -134,8 +134,11 @@ void kcoll_req_complete(struct kcoll_req *req, int status, u64 result)
 		atomic_inc(&comm->ctx->ndone);
 		wake_up_all(&comm->ctx->poll_wq);
 	}
-	if (req->op)
+	if (req->op && !req->step_noted)
 		kcoll_op_step_done(req);
+	else if (req->op && status)	/* its operation went on: fail the comm instead */
+		kcoll_comm_set_error_locked(comm, status == -EMSGSIZE ? -EPROTO : status,
+					    req->conn->peer);
 	wake_up_all(&comm->wq);
 	/* EMSGSIZE travels in the DONE: no write happened, nothing is in flight either. */
 	if ((!status || status == -EMSGSIZE) && !req->hw_queued) {
@@ -372,6 +375,16 @@ static int kcoll_p2p_eager_send(struct kcoll_conn *conn, struct kcoll_req *req)
 	req->eager = true;
 	req->done_sent = true;
 	req->sent = req->mem.len;
+	/*
+	 * A collective's step has nothing more to do with its memory: the data is in the
+	 * control message.  The operation goes on without waiting for the acknowledgment and
+	 * the CTS (a round trip); the request stays queued for them, keeping the order of the
+	 * sends.  A failure after this point fails the communicator, so later calls see it.
+	 */
+	if (req->op) {
+		kcoll_op_step_done(req);
+		req->step_noted = true;
+	}
 	return 0;
 }
 
