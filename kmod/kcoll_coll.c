@@ -238,15 +238,30 @@ static u64 kcoll_op_payload(const struct kcoll_op *op)
 	return sum * a->elem_size;
 }
 
+/* The largest RECV step into @side: peers write into that side only if it is not eager. */
+static u64 kcoll_op_max_recv(const struct kcoll_op *op, int side)
+{
+	u64 max = 0;
+	u32 i;
+
+	for (i = 0; i < op->nsteps; i++) {
+		if (op->steps[i].op == KCOLL_STEP_RECV && op->steps[i].dst_buf == side)
+			max = max_t(u64, max, op->steps[i].bytes);
+	}
+	return max;
+}
+
 /*
  * The region of one side of the call: [addr, addr + bytes) of the caller's memory (pinned
- * now, in the caller's context) or of a zero-copy buffer.
+ * now, in the caller's context) or of a zero-copy buffer.  Caller memory that only eager
+ * messages arrive in is not registered: a registration waits for a REG_MR's completion,
+ * which a send queue reports only after the acknowledgments of the sends before it.
  */
 static int kcoll_op_region(struct kcoll_op *op, int side, bool is_buf, u32 handle, u64 addr,
 			   u64 bytes)
 {
 	struct kcoll_comm *comm = op->comm;
-	bool write = side == KCOLL_BUF_RECV;
+	bool write = side == KCOLL_BUF_RECV, remote;
 	int ret;
 
 	if (!bytes) {			/* nothing of this side is touched */
@@ -268,10 +283,11 @@ static int kcoll_op_region(struct kcoll_op *op, int side, bool is_buf, u32 handl
 	op->base[side] = 0;
 	if (!addr)
 		return -EFAULT;
+	remote = write && comm->nranks > 1 && kcoll_op_max_recv(op, side) > KCOLL_WIRE_EAGER_MAX;
 	ret = kcoll_region_pin(&op->own[side], addr, bytes, write);
 	if (!ret)
-		ret = kcoll_region_map(comm, &op->own[side], write && comm->nranks > 1, true);
-	if (!ret && write)
+		ret = kcoll_region_map(comm, &op->own[side], remote, true);
+	if (!ret && remote)
 		ret = kcoll_region_register(comm, &op->own[side]);
 	return ret;
 }
