@@ -388,6 +388,32 @@ static int kcoll_p2p_eager_send(struct kcoll_conn *conn, struct kcoll_req *req)
 	return 0;
 }
 
+/*
+ * Eager sends go out as soon as only eager sends are ahead of them (up to a window): their
+ * data travels in the message and the receiver matches them by sequence number, so one
+ * waiting for its CTS does not hold back the next.  A rendezvous send waits for its turn
+ * at the head, and so does every send behind it.  Context: comm->lock.
+ */
+static void kcoll_p2p_eager_ahead(struct kcoll_conn *conn)
+{
+	unsigned int inflight = 0;
+	struct kcoll_req *req;
+
+	list_for_each_entry(req, &conn->sendq, qlist) {
+		if (req->eager) {
+			inflight++;
+			continue;
+		}
+		if (req->state != KCOLL_REQ_QUEUED || req->mem.len > KCOLL_WIRE_EAGER_MAX ||
+		    inflight >= KCOLL_P2P_WINDOW)
+			return;
+		/* A failure fails the comm, which empties the queue: stop walking it. */
+		if (kcoll_p2p_eager_send(conn, req))
+			return;
+		inflight++;
+	}
+}
+
 /* Write as much of the head send as the send queue takes; then its DONE. */
 static void kcoll_p2p_push(struct kcoll_conn *conn)
 {
@@ -398,11 +424,10 @@ static void kcoll_p2p_push(struct kcoll_conn *conn)
 again:
 	if (list_empty(&conn->sendq))
 		return;
+	kcoll_p2p_eager_ahead(conn);
 	req = list_first_entry(&conn->sendq, struct kcoll_req, qlist);
-	if (req->state == KCOLL_REQ_QUEUED && req->mem.len <= KCOLL_WIRE_EAGER_MAX) {
-		if (kcoll_p2p_eager_send(conn, req))
-			return;
-	}
+	if (req->state == KCOLL_REQ_QUEUED && req->mem.len <= KCOLL_WIRE_EAGER_MAX)
+		return;		/* no control buffer for it now */
 	if (req->eager) {
 		/* Sent already; complete once acknowledged and the CTS checked the size. */
 		if (!req->cts) {
