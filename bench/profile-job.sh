@@ -8,22 +8,9 @@
 #   rig/prepare.sh stock kmod/kcoll.ko &&
 #   rig/cluster.sh -n 2 -t 900 -o build/profile -- sh bench/profile-job.sh &&
 #   python3 bench/trace_phases.py build/profile/node0/trace.txt
-. rig/guest/lib.sh
-rig_net_up; rig_rxe_up; modprobe kcoll
-N=$RIG_NODE
-for i in 0 1; do n=0; while ! ping -c 1 -W 1 "$(rig_ip $i)" >/dev/null 2>&1 && [ $n -lt 60 ]; do n=$((n+1)); done; done
-gid=$(ibv_devinfo -v -d rxe0 | awk '/GID\[/ && /::ffff:169/ {gsub(/[^0-9]/,"",$1); print $1; exit}')
-[ -n "$gid" ] || gid=1
-rig_barrier up 120
-if [ "$N" = 0 ]; then
-	timeout 200 ib_write_lat -d rxe0 -x "$gid" -F -s 8 -n 1000 -p 18702 >"$RIG_DIR/lat.txt" 2>&1
-else
-	k=0
-	until timeout 200 ib_write_lat -d rxe0 -x "$gid" -F -s 8 -n 1000 -p 18702 "$(rig_ip 0)" \
-		>"$RIG_DIR/lat.txt" 2>&1; do
-		k=$((k + 1)); [ $k -ge 20 ] && break; sleep 1
-	done
-fi
+. bench/job-lib.sh
+bench_job_up
+pt lat ib_write_lat -d rxe0 -x "$gid" -F -s 8 -n 1000 -p 18702
 rig_barrier lat 300
 T=/sys/kernel/tracing
 [ -d $T/events ] || mount -t tracefs nodev $T
