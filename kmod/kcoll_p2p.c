@@ -163,6 +163,25 @@ static struct kcoll_req *kcoll_recv_find(struct kcoll_conn *conn, u32 seq)
 }
 
 /*
+ * Does the peer's message (a CTS or an EAGER) carry the tag of our request?  If not, the
+ * ranks' calls differ: the comm fails with EPROTO.  Context: comm->lock.
+ */
+static bool kcoll_p2p_tag_ok(struct kcoll_conn *conn, struct kcoll_req *req,
+			     const struct kcoll_wire_msg *msg)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	lockdep_assert_held(&comm->lock);
+	if (be64_to_cpu(msg->reserved1) == req->tag)
+		return true;
+	pr_err_ratelimited("comm %llx rank %u: rank %u posted another operation (%llx, here %llx): the ranks' calls differ\n",
+			   comm->comm_id, comm->rank, conn->peer, be64_to_cpu(msg->reserved1),
+			   req->tag);
+	kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+	return false;
+}
+
+/*
  * An EAGER message for @req arrived: its data goes into the receive's memory.  A receive
  * that announced registered memory completes when its CTS is acknowledged as well.
  *
@@ -175,13 +194,8 @@ static void kcoll_p2p_eager_deliver(struct kcoll_conn *conn, struct kcoll_req *r
 	u64 len = be64_to_cpu(msg->len);
 
 	lockdep_assert_held(&comm->lock);
-	if (be64_to_cpu(msg->reserved1) != req->tag) {
-		pr_err_ratelimited("comm %llx rank %u: rank %u sent another operation (%llx, here %llx): the ranks' calls differ\n",
-				   comm->comm_id, comm->rank, conn->peer,
-				   be64_to_cpu(msg->reserved1), req->tag);
-		kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+	if (!kcoll_p2p_tag_ok(conn, req, msg))
 		return;
-	}
 	req->eager = true;
 	if (len > req->mem.len) {
 		req->status = -EMSGSIZE;
@@ -331,21 +345,16 @@ static bool kcoll_p2p_take_cts(struct kcoll_conn *conn, struct kcoll_req *req)
 		kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
 		return false;
 	}
-	if (be64_to_cpu(cts->msg.reserved1) != req->tag) {
-		pr_err_ratelimited("comm %llx rank %u: rank %u posted another operation (%llx, here %llx): the ranks' calls differ\n",
-				   comm->comm_id, comm->rank, conn->peer,
-				   be64_to_cpu(cts->msg.reserved1), req->tag);
-		kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+	if (!kcoll_p2p_tag_ok(conn, req, &cts->msg))
 		return false;
-	}
 	list_del(&cts->list);
 	req->cts = cts;		/* freed with the request */
 	return true;
 }
 
 /*
- * Send the head send's data inline in an EAGER message, without waiting for the CTS: one
- * one-way trip instead of two for small messages.  Return: nonzero if it could not go
+ * Send a send's data inline in an EAGER message, without waiting for the CTS: one one-way
+ * trip instead of two for small messages.  Return: nonzero if it could not go
  * out now (no control buffer; or the comm failed).  Context: comm->lock.
  */
 static int kcoll_p2p_eager_send(struct kcoll_conn *conn, struct kcoll_req *req)
