@@ -45,8 +45,12 @@ int main(void)
 	else
 		printf("rank %d: %g\n", rank, tensor[0]);
 	/* Nobody leaves while another rank may still need it. */
-	if (!err)
+	if (!err) {
 		err = kcoll_barrier(c, NULL);
+		if (err)
+			fprintf(stderr, "allreduce_seed: rank %d: barrier: %s\n", rank,
+				kcoll_last_error()[0] ? kcoll_last_error() : "failed");
+	}
 	kcoll_comm_destroy(c);
 	kcoll_close(h);
 	return err || tensor[0] != (float)(n * (n + 1) / 2);

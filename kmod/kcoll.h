@@ -627,6 +627,7 @@ long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg);
 void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);
 void kcoll_p2p_progress(struct kcoll_conn *conn);
 void kcoll_p2p_acked(struct kcoll_req *req);
+void kcoll_p2p_peer_left(struct kcoll_conn *conn);
 void kcoll_req_complete(struct kcoll_req *req, int status, u64 result);
 void kcoll_req_put(struct kcoll_req *req);
 void kcoll_ctx_drop_reqs(struct kcoll_ctx *ctx);

@@ -211,10 +211,12 @@ static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u3
 	lockdep_assert_held(&comm->lock);
 	if (comm->state >= KCOLL_COMM_ERROR)
 		return;
-	if (comm->state != KCOLL_COMM_CREATING)
-		pr_info("comm %llx rank %u: %s (%d)%s\n", comm->comm_id, comm->rank,
-			kcoll_comm_state_names[state], err,
-			rank < comm->nranks ? " with a peer" : "");
+	if (comm->state != KCOLL_COMM_CREATING && rank < comm->nranks)
+		pr_info("comm %llx rank %u: %s (%d) with rank %u\n", comm->comm_id, comm->rank,
+			kcoll_comm_state_names[state], err, rank);
+	else if (comm->state != KCOLL_COMM_CREATING)
+		pr_info("comm %llx rank %u: %s (%d)\n", comm->comm_id, comm->rank,
+			kcoll_comm_state_names[state], err);
 	comm->state = state;
 	comm->error = err;
 	if (rank < comm->nranks && comm->failed_rank == U32_MAX)

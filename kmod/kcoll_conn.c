@@ -776,23 +776,19 @@ static void kcoll_conn_established(struct kcoll_conn *conn, struct rdma_cm_id *i
 }
 
 /*
- * The peer destroyed its end in order: what we had pending with it fails with ECONNRESET,
- * the rest of the communicator goes on.  The memory of those requests is released once the
- * disconnect that follows has drained the QP.
+ * The peer destroyed its end in order: what we had pending with it and it never took fails
+ * with ECONNRESET (kcoll_p2p_peer_left()), the rest of the communicator goes on.  The memory
+ * of those requests is released once the disconnect that follows has drained the QP.
  */
 static void kcoll_conn_peer_left(struct kcoll_conn *conn)
 {
 	struct kcoll_comm *comm = conn->comm;
-	struct kcoll_req *req, *tmp;
 
 	spin_lock_bh(&comm->lock);
 	conn->peer_left = true;
 	if (conn->state == KCOLL_CONN_UP)
 		kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
-	list_for_each_entry_safe(req, tmp, &conn->sendq, qlist)
-		kcoll_req_complete(req, -ECONNRESET, 0);
-	list_for_each_entry_safe(req, tmp, &conn->recvq, qlist)
-		kcoll_req_complete(req, -ECONNRESET, 0);
+	kcoll_p2p_peer_left(conn);
 	spin_unlock_bh(&comm->lock);
 	kcoll_nl_event_peer_lost(comm, conn->peer, -ECONNRESET);
 }

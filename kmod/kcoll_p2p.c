@@ -230,6 +230,19 @@ static bool kcoll_p2p_eager_claim(struct kcoll_conn *conn, struct kcoll_req *req
 	return false;
 }
 
+/* Is the EAGER with sequence number @seq kept, its receive not yet posted? */
+static bool kcoll_p2p_eager_kept(struct kcoll_conn *conn, u32 seq)
+{
+	struct kcoll_cts *e;
+
+	lockdep_assert_held(&conn->comm->lock);
+	list_for_each_entry(e, &conn->eager_early, list) {
+		if (be32_to_cpu(e->msg.seq) == seq)
+			return true;
+	}
+	return false;
+}
+
 /**
  * kcoll_p2p_acked - a control message that carried @req was acknowledged
  * @req:	a send's EAGER or DONE, or the CTS of a receive into registered memory
@@ -423,6 +436,24 @@ static void kcoll_p2p_eager_ahead(struct kcoll_conn *conn)
 	}
 }
 
+/*
+ * An EAGER send (the head send) completes once acknowledged and once its CTS, taken now if
+ * it came, checked the size.  Return: true if it completed.  Context: comm->lock.
+ */
+static bool kcoll_p2p_eager_finish(struct kcoll_conn *conn, struct kcoll_req *req)
+{
+	if (!req->cts) {
+		if (!kcoll_p2p_take_cts(conn, req))
+			return false;
+		if (req->mem.len > be64_to_cpu(req->cts->msg.len))
+			req->status = -EMSGSIZE;
+	}
+	if (!req->acked)
+		return false;
+	kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
+	return true;
+}
+
 /* Write as much of the head send as the send queue takes; then its DONE. */
 static void kcoll_p2p_push(struct kcoll_conn *conn)
 {
@@ -438,16 +469,8 @@ again:
 	if (req->state == KCOLL_REQ_QUEUED && req->mem.len <= KCOLL_WIRE_EAGER_MAX)
 		return;		/* no control buffer for it now */
 	if (req->eager) {
-		/* Sent already; complete once acknowledged and the CTS checked the size. */
-		if (!req->cts) {
-			if (!kcoll_p2p_take_cts(conn, req))
-				return;
-			if (req->mem.len > be64_to_cpu(req->cts->msg.len))
-				req->status = -EMSGSIZE;
-		}
-		if (!req->acked)
+		if (!kcoll_p2p_eager_finish(conn, req))
 			return;
-		kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
 		goto again;
 	}
 	if (req->state == KCOLL_REQ_QUEUED) {
@@ -531,6 +554,70 @@ void kcoll_p2p_progress(struct kcoll_conn *conn)
 		kcoll_p2p_push(conn);
 	}
 	spin_unlock_bh(&comm->lock);
+}
+
+/**
+ * kcoll_p2p_peer_left - the peer said BYE: settle what it took, fail what it never will
+ * @conn:	the connection the BYE came on
+ *
+ * Everything the peer sent before its BYE was processed before it.  A send the peer has
+ * taken -- an EAGER whose CTS came, or a rendezvous send whose DONE went out -- completes
+ * with its acknowledgment as usual: a peer that leaves right after its last receive (a
+ * barrier's last rank out) must not fail the ranks still finishing theirs.  Every other
+ * send and receive fails with ECONNRESET.
+ *
+ * Context: comm->lock.
+ */
+void kcoll_p2p_peer_left(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_req *req;
+
+	lockdep_assert_held(&comm->lock);
+	/* The CTSs that came before the BYE go to their EAGER sends, in order. */
+	list_for_each_entry(req, &conn->sendq, qlist) {
+		if (req->cts)
+			continue;
+		if (!req->eager || !kcoll_p2p_take_cts(conn, req))
+			break;
+		if (req->mem.len > be64_to_cpu(req->cts->msg.len))
+			req->status = -EMSGSIZE;
+	}
+	if (comm->state != KCOLL_COMM_READY)
+		return;		/* a CTS out of step failed the comm and all of this */
+	/*
+	 * The sends the peer took are a prefix of the queue.  Fail the rest from the tail:
+	 * completing one can fail the comm (a collective step that went on), which empties
+	 * every queue, so no saved pointer survives a completion.
+	 */
+	while (!list_empty(&conn->sendq)) {
+		req = list_last_entry(&conn->sendq, struct kcoll_req, qlist);
+		if (req->done_sent && req->cts)
+			break;
+		kcoll_req_complete(req, -ECONNRESET, 0);
+	}
+	/* Those taken and already acknowledged complete now; the others with their ack. */
+	while ((req = list_first_entry_or_null(&conn->sendq, struct kcoll_req, qlist)) &&
+	       req->acked)
+		kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
+	/*
+	 * A receive whose EAGER came waits for its CTS's acknowledgment (kcoll_p2p_acked());
+	 * the others will never be sent to.
+	 */
+	for (;;) {
+		struct kcoll_req *r;
+
+		req = NULL;
+		list_for_each_entry(r, &conn->recvq, qlist) {
+			if (!r->eager) {
+				req = r;
+				break;
+			}
+		}
+		if (!req)
+			break;
+		kcoll_req_complete(req, -ECONNRESET, 0);
+	}
 }
 
 /*
@@ -752,10 +839,13 @@ int kcoll_req_queue(struct kcoll_req *req)
 {
 	struct kcoll_comm *comm = req->comm;
 	struct kcoll_conn *conn = req->conn;
+	bool left;
 
 	spin_lock_bh(&comm->lock);
-	if (comm->state != KCOLL_COMM_READY || conn->peer_left) {
-		int err = comm->error ? comm->error : conn->peer_left ? -ECONNRESET : -ENOTCONN;
+	left = conn->peer_left;
+	if (comm->state != KCOLL_COMM_READY ||
+	    (left && (req->send || !kcoll_p2p_eager_kept(conn, conn->recv_seq)))) {
+		int err = comm->error ? comm->error : left ? -ECONNRESET : -ENOTCONN;
 
 		spin_unlock_bh(&comm->lock);
 		return err;
@@ -775,6 +865,15 @@ int kcoll_req_queue(struct kcoll_req *req)
 	list_add_tail(&req->all, &comm->reqs);
 	atomic_inc(&comm->nhw);
 	queue_delayed_work(kcoll_wq, &comm->watchdog, msecs_to_jiffies(KCOLL_WATCHDOG_MS));
+	if (left) {
+		/*
+		 * The peer sent this EAGER and then left: the data is here.  No CTS goes out,
+		 * so nothing is in flight to wait for.
+		 */
+		req->state = KCOLL_REQ_ACTIVE;
+		req->acked = true;
+		kcoll_p2p_eager_claim(conn, req);
+	}
 	spin_unlock_bh(&comm->lock);
 	kcoll_p2p_progress(conn);
 	return 0;

@@ -5,7 +5,7 @@
  * The library's job is translation: NCCL-style in-place conventions become the kernel's
  * KCOLL_COLL_IN_PLACE layout (see the table in include/libkcoll.h), pointers into a mapped
  * kcoll_buf become (handle, offset) zero-copy regions, and size_t arrays become the __u64
- * arrays of the uAPI.  Invalid calls get a kcoll_last_error() message; the successful
+ * arrays of the uAPI.  Failed calls get a kcoll_last_error() message; the successful
  * path records nothing, to stay cheap.
  */
 #include <errno.h>
@@ -143,8 +143,12 @@ static int kcoll_call_run(struct kcoll_comm *c, struct kcoll_call *k,
 	if (err == -EPROTO)
 		return kcoll_fail(err, "%s: the ranks' calls differ (collective, count, root, "
 				  "datatype, algorithm or order of calls)", cn);
+	if (err == -ECONNRESET || err == -ETIMEDOUT)
+		return kcoll_fail(err, "%s: %s: a peer rank left, died or cannot be reached (the "
+				  "communicator has failed; `kcollctl comm show` names the rank)",
+				  cn, strerror(-err));
 	if (err)
-		return kcoll_err(err);
+		return kcoll_fail(err, "%s: %s", cn, strerror(-err));
 	if (algo_used)
 		*algo_used = k->a.algo_used;
 	if (req) {

@@ -555,6 +555,35 @@ TEST_F_TIMEOUT(world, barrier_many, 300)
 		ASSERT_EQ(0, kt_coll(self->fd, self->comm, &c, NULL, NULL, 0, 0, 0, NULL));
 }
 
+/*
+ * The seed's pattern: all-reduce, barrier, destroy at once.  The first rank out of the
+ * barrier leaves while others still wait for a third rank's message; its BYE must not fail
+ * what it had already taken (their eager sends to it).  Thirty fresh communicators; every
+ * call succeeds on every rank and the sum is right.
+ */
+TEST_F_TIMEOUT(world, leave_right_after_barrier, 900)
+{
+	struct call ar = { .coll = KCOLL_ALLREDUCE, .dt = KCOLL_FP32, .op = KCOLL_SUM,
+			   .count = 1 };
+	struct call b = { .coll = KCOLL_BARRIER, .dt = KCOLL_UINT8 };
+	unsigned int n = self->nranks;
+	float x;
+	uint32_t h;
+	int i;
+
+	for (i = 0; i < 30; i++) {
+		ASSERT_EQ(0, kt_comm_world(self->fd, "leave-after-barrier", i, &h))
+			TH_LOG("round %d: create", i);
+		x = self->rank + 1;
+		EXPECT_EQ(0, kt_coll(self->fd, h, &ar, &x, &x, KCOLL_COLL_IN_PLACE, 0, 0, NULL))
+			TH_LOG("round %d: all-reduce", i);
+		EXPECT_EQ((float)(n * (n + 1) / 2), x) TH_LOG("round %d", i);
+		EXPECT_EQ(0, kt_coll(self->fd, h, &b, NULL, NULL, 0, 0, 0, NULL))
+			TH_LOG("round %d: barrier", i);
+		ASSERT_EQ(0, kt_comm_destroy(self->fd, h)) TH_LOG("round %d: destroy", i);
+	}
+}
+
 /* Random floats: bit-exact against the simulator running the algorithm that ran. */
 static uint32_t kt_rng(uint64_t *s)
 {

@@ -247,6 +247,38 @@ TEST_F_TIMEOUT(world, bad_arguments, 120)
 	ring_exchange(_metadata, self, 100);
 }
 
+/*
+ * Rank 1 sends a small (eager) message and destroys its end at once; rank 0 posts the
+ * receive only after the BYE came.  The data was sent before the BYE, so the receive gets
+ * it; a second receive, for which nothing was ever sent, fails with ECONNRESET.
+ */
+TEST(sent_then_left_still_arrives)
+{
+	char tx[100] = "sent before the bye", rx[100] = "";
+	unsigned int me = kt_rank();
+	uint64_t req, got = 0;
+	uint32_t comm;
+	int fd;
+
+	if (kt_nranks() < 2)
+		SKIP(return, "needs at least 2 nodes");
+	fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, kt_comm_world(fd, "sent-then-left", 0, &comm));
+	if (me == 1) {
+		ASSERT_EQ(0, kt_p2p(fd, comm, KCOLL_P2P_SEND | KCOLL_P2P_NONBLOCK, 0, tx,
+				    sizeof(tx), &req));
+	} else if (me == 0) {
+		sleep(3);	/* rank 1's BYE is here by now (not a bound: only makes it late) */
+		EXPECT_EQ(0, kt_p2p(fd, comm, KCOLL_P2P_RECV, 1, rx, sizeof(rx), &got));
+		EXPECT_EQ(sizeof(tx), got);
+		EXPECT_STREQ(tx, rx);
+		EXPECT_EQ(-ECONNRESET, kt_p2p(fd, comm, KCOLL_P2P_RECV, 1, rx, sizeof(rx), NULL));
+	}
+	EXPECT_EQ(0, kt_comm_destroy(fd, comm));
+	close(fd);
+}
+
 /* A communicator of one rank needs no network. */
 TEST(single_rank_comm)
 {
