@@ -564,6 +564,7 @@ void kcoll_conn_retry_work(struct work_struct *work);
 struct kcoll_listener;
 struct kcoll_listener *kcoll_listener_get(struct net *net, u16 port);
 void kcoll_listener_put(struct kcoll_listener *l);
+void kcoll_listeners_exit(void);
 int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
 /* kcoll_region.c */

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The rdma_cm listeners: one per (network namespace, port), created by the first
- * communicator that needs it and destroyed with the last, so kcoll holds no namespace alive
- * and listens only while it has communicators.  Incoming requests are matched to a
- * communicator by the hello in their private data.
+ * communicator that needs it and destroyed KCOLL_LISTEN_LINGER_MS after the last one goes,
+ * so kcoll listens only while it has communicators, and holds a namespace alive only that
+ * much longer.  The linger is for jobs that destroy one communicator and create the next:
+ * tearing a listener down while a peer's connect request is in flight to it is needless
+ * churn, and Soft-iWARP in 6.1 can then free the listener's endpoint under rdma_cm (KASAN:
+ * use-after-free in siw_destroy_listen()).  Incoming requests are matched to a communicator
+ * by the hello in their private data.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,6 +28,10 @@
  * @users:	communicators using it (kcoll_listeners_mutex)
  * @id4:	IPv4 listening id
  * @id6:	IPv6 listening id, NULL without IPv6
+ * @linger:	destroys it once unused for KCOLL_LISTEN_LINGER_MS; queued, and cancelled
+ *		when it is taken off the list, under kcoll_listeners_mutex
+ *
+ * Freed by kcoll_listener_destroy(): from @linger, or at module exit.
  */
 struct kcoll_listener {
 	struct list_head list;
@@ -32,10 +40,16 @@ struct kcoll_listener {
 	unsigned int users;
 	struct rdma_cm_id *id4;
 	struct rdma_cm_id *id6;
+	struct delayed_work linger;
 };
+
+/* How long an unused listener stays (a job's next communicator usually comes sooner). */
+#define KCOLL_LISTEN_LINGER_MS	10000
 
 static LIST_HEAD(kcoll_listeners);
 static DEFINE_MUTEX(kcoll_listeners_mutex);
+
+static void kcoll_listener_linger(struct work_struct *work);
 
 /*
  * Listening ids get connect requests only (wildcard listeners are bound to no device); an
@@ -112,6 +126,7 @@ struct kcoll_listener *kcoll_listener_get(struct net *net, u16 port)
 	l->net = net;
 	l->port = port;
 	l->users = 1;
+	INIT_DELAYED_WORK(&l->linger, kcoll_listener_linger);
 	id = kcoll_listen_one(l, AF_INET);
 	if (IS_ERR(id)) {
 		pr_err("cannot listen on rdma_cm port %u: %ld\n", port, PTR_ERR(id));
@@ -132,17 +147,60 @@ out_unlock:
 void kcoll_listener_put(struct kcoll_listener *l)
 {
 	mutex_lock(&kcoll_listeners_mutex);
-	if (--l->users) {
-		mutex_unlock(&kcoll_listeners_mutex);
-		return;
-	}
-	list_del(&l->list);
+	if (!--l->users)
+		queue_delayed_work(kcoll_wq, &l->linger, msecs_to_jiffies(KCOLL_LISTEN_LINGER_MS));
 	mutex_unlock(&kcoll_listeners_mutex);
+}
+
+/* @l is off the list and its linger work cancelled or done: release it. */
+static void kcoll_listener_destroy(struct kcoll_listener *l)
+{
 	/* Waits for handlers in progress, so no request can still reach a freed comm. */
 	if (l->id6)
 		rdma_destroy_id(l->id6);
 	rdma_destroy_id(l->id4);
 	kfree(l);
+}
+
+static void kcoll_listener_linger(struct work_struct *work)
+{
+	struct kcoll_listener *l = container_of(to_delayed_work(work), struct kcoll_listener,
+					      linger);
+
+	mutex_lock(&kcoll_listeners_mutex);
+	/* Taken again meanwhile, or already being released by module exit. */
+	if (l->users || list_empty(&l->list)) {
+		mutex_unlock(&kcoll_listeners_mutex);
+		return;
+	}
+	list_del_init(&l->list);
+	/* A get and put since this run started may have queued it again: nothing may run. */
+	cancel_delayed_work(&l->linger);
+	mutex_unlock(&kcoll_listeners_mutex);
+	kcoll_listener_destroy(l);
+}
+
+/**
+ * kcoll_listeners_exit - release the lingering listeners at module exit
+ *
+ * Context: no communicator is left (module exit), so every listener is unused.
+ */
+void kcoll_listeners_exit(void)
+{
+	struct kcoll_listener *l;
+
+	for (;;) {
+		mutex_lock(&kcoll_listeners_mutex);
+		l = list_first_entry_or_null(&kcoll_listeners, struct kcoll_listener, list);
+		if (l)
+			list_del_init(&l->list);
+		mutex_unlock(&kcoll_listeners_mutex);
+		if (!l)
+			break;
+		/* A linger run now finds it off the list and leaves it alone. */
+		cancel_delayed_work_sync(&l->linger);
+		kcoll_listener_destroy(l);
+	}
 }
 
 static void kcoll_listen_reject(struct rdma_cm_id *id, u8 reason)

@@ -148,6 +148,7 @@ static void __exit kcoll_exit(void)
 	kcoll_chrdev_exit();
 	kcoll_ib_exit();
 	kcoll_comm_exit();
+	kcoll_listeners_exit();	/* unused by now: no communicator is left */
 	kcoll_nl_exit();
 	kcoll_config_exit();
 	kcoll_engine_exit();
