@@ -437,18 +437,27 @@ static void kcoll_p2p_eager_ahead(struct kcoll_conn *conn)
 }
 
 /*
- * An EAGER send (the head send) completes once acknowledged and once its CTS, taken now if
- * it came, checked the size.  Return: true if it completed.  Context: comm->lock.
+ * An EAGER send (the oldest without one) takes its CTS if it came, which checks the size.
+ * Return: true if it has its CTS.  Context: comm->lock.
+ */
+static bool kcoll_p2p_eager_cts(struct kcoll_conn *conn, struct kcoll_req *req)
+{
+	if (req->cts)
+		return true;
+	if (!kcoll_p2p_take_cts(conn, req))
+		return false;
+	if (req->mem.len > be64_to_cpu(req->cts->msg.len))
+		req->status = -EMSGSIZE;
+	return true;
+}
+
+/*
+ * An EAGER send (the head send) completes once acknowledged and once its CTS checked the
+ * size.  Return: true if it completed.  Context: comm->lock.
  */
 static bool kcoll_p2p_eager_finish(struct kcoll_conn *conn, struct kcoll_req *req)
 {
-	if (!req->cts) {
-		if (!kcoll_p2p_take_cts(conn, req))
-			return false;
-		if (req->mem.len > be64_to_cpu(req->cts->msg.len))
-			req->status = -EMSGSIZE;
-	}
-	if (!req->acked)
+	if (!kcoll_p2p_eager_cts(conn, req) || !req->acked)
 		return false;
 	kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
 	return true;
@@ -578,10 +587,8 @@ void kcoll_p2p_peer_left(struct kcoll_conn *conn)
 	list_for_each_entry(req, &conn->sendq, qlist) {
 		if (req->cts)
 			continue;
-		if (!req->eager || !kcoll_p2p_take_cts(conn, req))
+		if (!req->eager || !kcoll_p2p_eager_cts(conn, req))
 			break;
-		if (req->mem.len > be64_to_cpu(req->cts->msg.len))
-			req->status = -EMSGSIZE;
 	}
 	if (comm->state != KCOLL_COMM_READY)
 		return;		/* a CTS out of step failed the comm and all of this */
