@@ -209,6 +209,19 @@ static void kcoll_p2p_eager_deliver(struct kcoll_conn *conn, struct kcoll_req *r
 		kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
 }
 
+/* The EAGER with sequence number @seq kept until its receive is posted, or NULL. */
+static struct kcoll_cts *kcoll_p2p_eager_find(struct kcoll_conn *conn, u32 seq)
+{
+	struct kcoll_cts *e;
+
+	lockdep_assert_held(&conn->comm->lock);
+	list_for_each_entry(e, &conn->eager_early, list) {
+		if (be32_to_cpu(e->msg.seq) == seq)
+			return e;
+	}
+	return NULL;
+}
+
 /*
  * @req was just announced: an EAGER for it that came first is delivered now.  Return: true
  * if one was (the receive may have completed and left conn->recvq, and a failure may have
@@ -216,31 +229,14 @@ static void kcoll_p2p_eager_deliver(struct kcoll_conn *conn, struct kcoll_req *r
  */
 static bool kcoll_p2p_eager_claim(struct kcoll_conn *conn, struct kcoll_req *req)
 {
-	struct kcoll_cts *e;
+	struct kcoll_cts *e = kcoll_p2p_eager_find(conn, req->seq);
 
-	lockdep_assert_held(&conn->comm->lock);
-	list_for_each_entry(e, &conn->eager_early, list) {
-		if (be32_to_cpu(e->msg.seq) == req->seq) {
-			list_del(&e->list);
-			kcoll_p2p_eager_deliver(conn, req, &e->msg);
-			kfree(e);
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Is the EAGER with sequence number @seq kept, its receive not yet posted? */
-static bool kcoll_p2p_eager_kept(struct kcoll_conn *conn, u32 seq)
-{
-	struct kcoll_cts *e;
-
-	lockdep_assert_held(&conn->comm->lock);
-	list_for_each_entry(e, &conn->eager_early, list) {
-		if (be32_to_cpu(e->msg.seq) == seq)
-			return true;
-	}
-	return false;
+	if (!e)
+		return false;
+	list_del(&e->list);
+	kcoll_p2p_eager_deliver(conn, req, &e->msg);
+	kfree(e);
+	return true;
 }
 
 /**
@@ -851,7 +847,7 @@ int kcoll_req_queue(struct kcoll_req *req)
 	spin_lock_bh(&comm->lock);
 	left = conn->peer_left;
 	if (comm->state != KCOLL_COMM_READY ||
-	    (left && (req->send || !kcoll_p2p_eager_kept(conn, conn->recv_seq)))) {
+	    (left && (req->send || !kcoll_p2p_eager_find(conn, conn->recv_seq)))) {
 		int err = comm->error ? comm->error : left ? -ECONNRESET : -ENOTCONN;
 
 		spin_unlock_bh(&comm->lock);
