@@ -4,6 +4,7 @@
  * create/destroy cycles without leaks, and a rank killed mid-transfer.  Runs on every node
  * of a 2-or-more VM rig at once; only ranks 0 and 1 take part in the pair tests.
  */
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -235,33 +236,6 @@ static int gid_select(const char *v)
 	return system(cmd);
 }
 
-/*
- * Ranks 0 and 1 meet (files on the rig's shared run directory, as rig_barrier does): a
- * selection must be in force on both before either starts connecting, or a rank still on
- * the old one accepts a connection its peer then drops, and fails with ECONNRESET instead.
- */
-static int pair_meet(const char *name)
-{
-	char mine[128], theirs[128];
-	int i, fd;
-
-	snprintf(mine, sizeof(mine), "/run/rig/barrier/kt-%s-%u.%u", name, kt_env("KT_RUN", 1),
-		 kt_rank());
-	snprintf(theirs, sizeof(theirs), "/run/rig/barrier/kt-%s-%u.%u", name,
-		 kt_env("KT_RUN", 1), !kt_rank());
-	mkdir("/run/rig/barrier", 0755);
-	fd = open(mine, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	for (i = 0; i < 1200; i++) {
-		if (!access(theirs, F_OK))
-			return 0;
-		usleep(100000);
-	}
-	return -ETIMEDOUT;
-}
-
 /* The comm's only peer, as kcollctl -j comm show reports it, uses GID index @idx. */
 static int comm_uses_gid(uint64_t id, int idx)
 {
@@ -300,7 +274,11 @@ TEST_F_TIMEOUT(dev, gid_selection, 300)
 	ASSERT_LE(0, ll) TH_LOG("no link-local GID on " GID_DEV);
 	ASSERT_NE(v4, ll);
 	ASSERT_EQ(0, gid_select("auto"));
-	ASSERT_EQ(0, pair_meet("gid-auto"));
+	/*
+	 * Each selection must be in force on both ranks before either connects, or a rank still
+	 * on the old one accepts a connection its peer then drops (ECONNRESET instead).
+	 */
+	ASSERT_EQ(0, kt_meet("gid-auto", 0, 2, 120));
 
 	/* No selection: the address picks its GID, which the peer reports. */
 	id = kt_comm_id("gid_selection", 0);
@@ -311,7 +289,7 @@ TEST_F_TIMEOUT(dev, gid_selection, 300)
 	/* The GID of the rank's address: the same. */
 	snprintf(v, sizeof(v), "%d", v4);
 	ASSERT_EQ(0, gid_select(v));
-	ASSERT_EQ(0, pair_meet("gid-v4"));
+	ASSERT_EQ(0, kt_meet("gid-v4", 0, 2, 120));
 	id = kt_comm_id("gid_selection", 1);
 	ASSERT_EQ(0, kt_comm_create(self->fd, id, me, 2, self->peers, 60000, &h, NULL));
 	EXPECT_TRUE(comm_uses_gid(id, v4));
@@ -320,7 +298,7 @@ TEST_F_TIMEOUT(dev, gid_selection, 300)
 	/* Another valid entry: every connection breaks the selection. */
 	snprintf(v, sizeof(v), "%d", ll);
 	ASSERT_EQ(0, gid_select(v));
-	ASSERT_EQ(0, pair_meet("gid-ll"));
+	ASSERT_EQ(0, kt_meet("gid-ll", 0, 2, 120));
 	t0 = kt_now();
 	ret = kt_comm_create(self->fd, kt_comm_id("gid_selection", 2), me, 2, self->peers,
 			     60000, &h, NULL);
@@ -330,7 +308,7 @@ TEST_F_TIMEOUT(dev, gid_selection, 300)
 		kt_comm_destroy(self->fd, h);
 
 	EXPECT_EQ(0, gid_select("auto"));
-	EXPECT_EQ(0, pair_meet("gid-done"));
+	EXPECT_EQ(0, kt_meet("gid-done", 0, 2, 120));
 	EXPECT_EQ(0, count_comms());
 }
 
@@ -344,12 +322,39 @@ TEST_F_TIMEOUT(dev, create_destroy_200_cycles, 900)
 		SKIP(return, "needs 2 nodes");
 	if (me > 1)
 		return;
+	ASSERT_EQ(0, kt_meet("cycles", 0, 2, 600));
 	for (i = 0; i < cycles; i++) {
 		ASSERT_EQ(0, kt_comm_create(self->fd, kt_comm_id("cycles", i), me, 2, self->peers,
 					    60000, &h, NULL)) TH_LOG("cycle %u", i);
 		ASSERT_EQ(0, kt_comm_destroy(self->fd, h));
 	}
 	EXPECT_EQ(0, count_comms());
+}
+
+/*
+ * A victim child tells its parent, through a pipe, that its communicator is up, so the
+ * parent kills it mid-operation and not before it has connected (under host load the
+ * create alone can take longer than any fixed delay).
+ */
+static void victim_ready(int wfd)
+{
+	char c = 'r';
+
+	if (write(wfd, &c, 1) != 1)
+		_exit(4);
+	close(wfd);
+}
+
+/* 1 when the child reported ready within @timeout_s, else 0. */
+static int victim_wait_ready(int rfd, unsigned int timeout_s)
+{
+	struct pollfd p = { .fd = rfd, .events = POLLIN };
+	char c = 0;
+	int ok;
+
+	ok = poll(&p, 1, timeout_s * 1000) == 1 && read(rfd, &c, 1) == 1 && c == 'r';
+	close(rfd);
+	return ok;
 }
 
 /*
@@ -379,12 +384,13 @@ TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
 		uint64_t id = kt_comm_id("kill9", round);
 		uint32_t h;
 
+		ASSERT_EQ(0, kt_meet("kill9", round, 2, 600));
 		if (me == 0) {
 			uint64_t req, got;
 			int status = 0;
 			double t0;
 
-			ASSERT_EQ(0, kt_comm_create(self->fd, id, 0, 2, self->peers, 60000, &h,
+			ASSERT_EQ(0, kt_comm_create(self->fd, id, 0, 2, self->peers, 120000, &h,
 						    NULL));
 			ASSERT_EQ(0, kt_p2p(self->fd, h, KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK, 1,
 					    mem, size, &req));
@@ -396,22 +402,30 @@ TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
 			EXPECT_GT(11.0, kt_now() - t0) TH_LOG("round %u", round);
 			EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
 		} else {
-			pid_t pid = fork();
-			int wst;
+			int pfd[2], ready, wst;
+			pid_t pid;
 
+			ASSERT_EQ(0, pipe(pfd));
+			pid = fork();
 			ASSERT_LE(0, pid);
 			if (pid == 0) {
 				int fd = open(KCOLL_DEVICE_PATH, O_RDWR);
 
-				if (kt_comm_create(fd, id, 1, 2, self->peers, 60000, &h, NULL))
+				close(pfd[0]);
+				if (kt_comm_create(fd, id, 1, 2, self->peers, 120000, &h, NULL))
 					_exit(1);
+				victim_ready(pfd[1]);
 				kt_p2p(fd, h, KCOLL_P2P_SEND, 0, mem, size, NULL);
 				_exit(2);	/* should have been killed first */
 			}
-			/* Give the transfer time to start: at ~0.2 Gb/s 64 MiB takes seconds. */
-			usleep(1500000);
+			close(pfd[1]);
+			ready = victim_wait_ready(pfd[0], 180);
+			/* Let the transfer start: at ~0.2 Gb/s 64 MiB takes seconds. */
+			usleep(500000);
 			kill(pid, SIGKILL);
 			ASSERT_EQ(pid, waitpid(pid, &wst, 0));
+			ASSERT_TRUE(ready) TH_LOG("round %u: the victim's create failed (exit %d)",
+						  round, WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
 			EXPECT_TRUE(WIFSIGNALED(wst)) TH_LOG("child exit %d", WEXITSTATUS(wst));
 			EXPECT_EQ(0, count_comms());
 			EXPECT_EQ(1, sysfs_long(SYS "contexts"));
@@ -451,11 +465,12 @@ TEST_F_TIMEOUT(dev, kill9_mid_allreduce, 600)
 		};
 		uint32_t h;
 
+		ASSERT_EQ(0, kt_meet("kill9coll", round, 2, 600));
 		if (me == 0) {
 			double t0;
 			int ret;
 
-			ASSERT_EQ(0, kt_comm_create(self->fd, id, 0, 2, self->peers, 60000, &h,
+			ASSERT_EQ(0, kt_comm_create(self->fd, id, 0, 2, self->peers, 120000, &h,
 						    NULL));
 			a.comm = h;
 			t0 = kt_now();
@@ -465,17 +480,21 @@ TEST_F_TIMEOUT(dev, kill9_mid_allreduce, 600)
 			EXPECT_GT(11.5, kt_now() - t0) TH_LOG("round %u", round);
 			EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
 		} else {
-			pid_t pid = fork();
-			int wst;
+			int pfd[2], ready, wst;
+			pid_t pid;
 
+			ASSERT_EQ(0, pipe(pfd));
+			pid = fork();
 			ASSERT_LE(0, pid);
 			if (pid == 0) {
 				int fd = open(KCOLL_DEVICE_PATH, O_RDWR);
 				struct kcoll_buf_create bc = { .size = sizeof(bc),
 							       .length = count * 4 };
 
-				if (kt_comm_create(fd, id, 1, 2, self->peers, 60000, &h, NULL))
+				close(pfd[0]);
+				if (kt_comm_create(fd, id, 1, 2, self->peers, 120000, &h, NULL))
 					_exit(1);
+				victim_ready(pfd[1]);
 				/* Its side runs on a buffer: pages and charge must go too. */
 				bc.comm = h;
 				if (kt_ioctl(fd, KCOLL_IOC_BUF_CREATE, &bc))
@@ -487,9 +506,13 @@ TEST_F_TIMEOUT(dev, kill9_mid_allreduce, 600)
 				kt_ioctl(fd, KCOLL_IOC_COLL, &a);
 				_exit(2);	/* should have been killed first */
 			}
-			usleep(1500000);
+			close(pfd[1]);
+			ready = victim_wait_ready(pfd[0], 180);
+			usleep(1000000);
 			kill(pid, SIGKILL);
 			ASSERT_EQ(pid, waitpid(pid, &wst, 0));
+			ASSERT_TRUE(ready) TH_LOG("round %u: the victim's create failed (exit %d)",
+						  round, WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
 			EXPECT_TRUE(WIFSIGNALED(wst)) TH_LOG("child exit %d", WEXITSTATUS(wst));
 			EXPECT_EQ(0, count_comms());
 			EXPECT_EQ(1, sysfs_long(SYS "contexts"));

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +64,14 @@ static inline uint64_t kt_comm_id(const char *test, unsigned int salt)
 	return h ? h : 1;
 }
 
+static inline double kt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static inline int kt_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? -errno : 0;
@@ -91,11 +100,62 @@ static inline int kt_comm_create(int fd, uint64_t id, unsigned int rank, unsigne
 	return ret;
 }
 
+/*
+ * Nodes 0 .. @nodes-1 meet before a step that needs them all (files on the rig's shared run
+ * directory, as rig_barrier does).  A communicator's create timeout is not a rendezvous: a
+ * loaded host can keep one node minutes behind another, and the early one's create then
+ * fails although nothing is wrong.  Each name may be met several times (a per-process
+ * count tells the meetings apart; every node runs the same sequence).  Returns 0, or
+ * -ETIMEDOUT after @timeout_s seconds (five times that on the debug kernel).
+ */
+static inline int kt_meet(const char *name, unsigned int salt, unsigned int nodes,
+			  unsigned int timeout_s)
+{
+	static unsigned int seq;
+	const char *dir = "/run/rig/barrier";
+	unsigned int i, me = kt_rank(), run = kt_env("KT_RUN", 1);
+	char path[256];
+	uint64_t tag;
+	double end;
+	int fd;
+
+	/* The name may be long (a test's name): a hash keeps the path short. */
+	tag = kt_comm_id(name, salt) ^ ((uint64_t)++seq << 48);
+	if (kt_quick())
+		timeout_s *= 5;
+	mkdir(dir, 0755);
+	snprintf(path, sizeof(path), "%s/kt-%016llx-%u.%u", dir, (unsigned long long)tag, run,
+		 me);
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	end = kt_now() + timeout_s;
+	for (i = 0; i < nodes; i++) {
+		snprintf(path, sizeof(path), "%s/kt-%016llx-%u.%u", dir,
+			 (unsigned long long)tag, run, i);
+		while (access(path, F_OK)) {
+			if (kt_now() > end) {
+				fprintf(stderr, "# kt_meet %s: node %u did not come in %u s\n",
+					name, i, timeout_s);
+				return -ETIMEDOUT;
+			}
+			usleep(50000);
+		}
+	}
+	return 0;
+}
+
 static inline int kt_comm_world(int fd, const char *test, unsigned int salt, uint32_t *handle)
 {
 	struct kcoll_sockaddr peers[64];
 	unsigned int i, n = kt_nranks();
+	int ret;
 
+	/* Every node reaches this test before any connects (see kt_meet). */
+	ret = kt_meet(test, salt, n, 600);
+	if (ret)
+		return ret;
 	for (i = 0; i < n && i < 64; i++)
 		peers[i] = kt_addr(i);
 	return kt_comm_create(fd, kt_comm_id(test, salt), kt_rank(), n, peers, 120000, handle,
@@ -184,14 +244,6 @@ static inline int kt_barrier(int fd, uint32_t comm)
 			return status;
 	}
 	return 0;
-}
-
-static inline double kt_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Content that names its sender, size and position: a misplaced byte shows. */

@@ -65,7 +65,8 @@ TEST_F_TIMEOUT(pair, peer_vm_vanishes_mid_allreduce, 120)
 	ASSERT_NE(NULL, mem);
 	fd = open(KCOLL_DEVICE_PATH, O_RDWR);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, kt_comm_create(fd, kt_comm_id("vanish", 0), me, 2, peers, 60000, &h, NULL));
+	ASSERT_EQ(0, kt_meet("vanish", 0, 2, 600));
+	ASSERT_EQ(0, kt_comm_create(fd, kt_comm_id("vanish", 0), me, 2, peers, 120000, &h, NULL));
 	a.comm = h;
 	a.recvbuf = (uintptr_t)mem;
 	if (me == 1) {
