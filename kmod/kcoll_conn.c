@@ -324,7 +324,12 @@ static void kcoll_conn_param(struct kcoll_conn *conn, struct rdma_conn_param *p)
 	p->responder_resources = min_t(int, 16, ibdev->attrs.max_qp_rd_atom);
 	p->initiator_depth = min_t(int, 16, ibdev->attrs.max_qp_init_rd_atom);
 	p->retry_count = 7;
-	p->rnr_retry_count = 7;		/* infinite: a receiver briefly short of buffers */
+	/*
+	 * Not 7, which is infinite: a peer that never posts receives would stall the send
+	 * queue for ever.  Six RNR retries at the CM's timer (up to 655 ms each) ride out a
+	 * receiver briefly short of buffers, then the work request fails.
+	 */
+	p->rnr_retry_count = 6;
 	p->flow_control = 1;
 }
 

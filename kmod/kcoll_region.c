@@ -302,14 +302,42 @@ static void kcoll_regwait_done(struct ib_cq *cq, struct ib_wc *wc)
 		complete(&w->done);
 }
 
+/* Wait for the REG_MRs of @w: bounded and killable (see kcoll_region_register()). */
+static int kcoll_region_reg_wait(struct kcoll_comm *comm, struct kcoll_regwait *w)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	long left;
+	int ret;
+
+	left = wait_for_completion_killable_timeout(&w->done,
+			msecs_to_jiffies(max(READ_ONCE(kcoll_op_timeout_ms), 100U)));
+	if (left > 0)
+		return 0;
+	ret = left ? -EINTR : -ETIMEDOUT;
+	spin_lock_bh(&comm->lock);
+	kcoll_comm_set_error_locked(comm, ret, w->conn->peer);
+	spin_unlock_bh(&comm->lock);
+	if (ib_modify_qp(w->conn->qp, &attr, IB_QP_STATE))
+		pr_warn_ratelimited("comm %016llx: cannot flush rank %u's queue pair\n",
+				    comm->comm_id, w->conn->peer);
+	/* Flushed work requests complete promptly; @w lives on our stack until they have. */
+	wait_for_completion(&w->done);
+	return ret;
+}
+
 /**
  * kcoll_region_register - make a region's keys valid before announcing them anywhere
  * @comm:	its communicator
  * @r:		the mapped region
  *
- * Posts its REG_MRs on one established connection and waits for them.
+ * Posts its REG_MRs on one established connection and waits for them, at most the
+ * operation timeout: work requests on a send queue run in order, so a peer that stops
+ * acknowledging stalls the registration behind its writes.  Then the connection's QP is
+ * moved to the error state, which flushes every work request at once (a local event, so
+ * the last wait is short), and the communicator fails.  A fatal signal does the same.
  *
- * Return: 0, the communicator's error, or -EIO.
+ * Context: comm->teardown_mutex held (shutdown cannot free the QP under the wait).
+ * Return: 0, the communicator's error, -ETIMEDOUT, -EINTR or -EIO.
  */
 int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
 {
@@ -318,6 +346,7 @@ int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
 	int ret = 0;
 	u32 i;
 
+	lockdep_assert_held(&comm->teardown_mutex);
 	if (!r->remote || r->registered || !r->nchunks)
 		return 0;
 	init_completion(&w.done);
@@ -347,7 +376,7 @@ int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
 	if (w.conn) {
 		/* Our own initial count; then every posted WR's completion (success or flush). */
 		if (!atomic_dec_and_test(&w.pending))
-			wait_for_completion(&w.done);
+			ret = kcoll_region_reg_wait(comm, &w);
 		if (!ret && w.status)
 			ret = w.status;
 	}
