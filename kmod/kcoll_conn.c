@@ -126,7 +126,12 @@ static int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 	struct ib_qp_init_attr attr = {};
 	int i, ret;
 
-	conn->cq = ib_alloc_cq(ibdev, conn, KCOLL_SQ_DEPTH + KCOLL_RX_DEPTH + 1,
+	/*
+	 * One more send and receive slot than kcoll ever fills, and their two CQ entries:
+	 * ib_drain_qp() posts one work request on each queue and WARNs when it cannot (rxe
+	 * rounds queues up to a power of two and hides this; mlx5 does not).
+	 */
+	conn->cq = ib_alloc_cq(ibdev, conn, KCOLL_SQ_DEPTH + KCOLL_RX_DEPTH + 2,
 			       conn->peer % ibdev->num_comp_vectors, IB_POLL_WORKQUEUE);
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
@@ -137,8 +142,8 @@ static int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 	attr.recv_cq = conn->cq;
 	attr.qp_type = IB_QPT_RC;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
-	attr.cap.max_send_wr = KCOLL_SQ_DEPTH;
-	attr.cap.max_recv_wr = KCOLL_RX_DEPTH;
+	attr.cap.max_send_wr = KCOLL_SQ_DEPTH + 1;
+	attr.cap.max_recv_wr = KCOLL_RX_DEPTH + 1;
 	attr.cap.max_send_sge = min_t(u32, ibdev->attrs.max_send_sge, 16);
 	attr.cap.max_recv_sge = 1;
 	ret = rdma_create_qp(id, comm->pd, &attr);
@@ -922,6 +927,15 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		 * left, and those operations did succeed.
 		 */
 		if (up || READ_ONCE(conn->peer_left)) {
+			/*
+			 * Nothing may post while the drain runs (its work request must be
+			 * the last): every post path checks for an up connection under the
+			 * lock.
+			 */
+			spin_lock_bh(&comm->lock);
+			if (conn->state == KCOLL_CONN_UP)
+				kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
+			spin_unlock_bh(&comm->lock);
 			ib_drain_qp(conn->qp);
 			/* A BYE may have been among the completions just processed. */
 			if (READ_ONCE(conn->peer_left))
