@@ -317,8 +317,13 @@ static void kcoll_comm_shutdown(struct kcoll_comm *comm)
 		comm->pd = NULL;
 	}
 	if (comm->dev) {
-		kcoll_dev_put(comm->dev);
-		comm->dev = NULL;
+		struct kcoll_dev *dev = comm->dev;
+
+		/* Dumps read comm->dev under this mutex (kcoll_comm_walk()): clear it there. */
+		mutex_lock(&kcoll_comms_mutex);
+		WRITE_ONCE(comm->dev, NULL);
+		mutex_unlock(&kcoll_comms_mutex);
+		kcoll_dev_put(dev);
 	}
 	if (comm->listener) {
 		kcoll_listener_put(comm->listener);
@@ -894,8 +899,8 @@ void kcoll_comm_exit(void)
  *
  * For the control plane's dumps and lookups.  @fn runs under kcoll_comms_mutex: it may
  * take comm->lock but nothing outside it in the lock order, and must not sleep for long.
- * While it runs, comm->ctx of a listed comm is valid and comm->dev, if set, too (a
- * device's remove() shuts its comms down under this mutex before letting the device go).
+ * While it runs, comm->ctx of a listed comm is valid and comm->dev, if set, too: shutdown
+ * clears comm->dev under this mutex before it drops its device reference.
  *
  * Return: 0 when every comm was walked, else what @fn returned.
  */

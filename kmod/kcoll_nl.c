@@ -619,8 +619,8 @@ static int kcoll_nl_put_peers(struct sk_buff *skb, struct kcoll_comm *comm)
  * peers-truncated flag) when @may_truncate, so a dump goes on.
  *
  * Context: kcoll_comms_mutex held by the walk, so comm->ctx and comm->dev (if set) are valid:
- * a listed comm's file is open, and a device's remove() shuts its comms down under that
- * mutex before it lets the device go.
+ * a listed comm's file is open, and shutdown clears comm->dev under that mutex before it
+ * drops its device reference.
  */
 static int kcoll_nl_comm_fill(struct sk_buff *skb, struct kcoll_comm *comm,
 			      struct user_namespace *uns, u32 portid, u32 seq, int flags,
