@@ -112,7 +112,7 @@ if [ "$flavour" = stock ]; then
 	run_suite cluster2 2 1200 "sh selftests/suites/cluster.sh"
 	run_suite cluster3 3 1500 "sh selftests/suites/cluster.sh"
 	run_suite cluster4 4 1800 "sh selftests/suites/cluster.sh"
-	run_suite vanish2 2 600 "sh selftests/suites/vanish.sh"
+	run_suite vanish2 2 1500 "sh selftests/suites/vanish.sh"
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the
 	# stock build stays as it is.
