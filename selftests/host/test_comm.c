@@ -224,6 +224,17 @@ FIXTURE_TEARDOWN(fake)
 	unlink(self->path);
 }
 
+/* kcoll_comm_id(): the id the communicator was created with, which netlink names it by. */
+TEST_F(fake, comm_id)
+{
+	EXPECT_NE(0, self->comm_id);
+	EXPECT_EQ(self->comm_id, fk.create.comm_id);
+	EXPECT_EQ(self->comm_id, kcoll_comm_id(self->c));
+	errno = 0;
+	EXPECT_EQ(0, kcoll_comm_id(NULL));
+	EXPECT_EQ(EINVAL, errno);
+}
+
 TEST_F(fake, comm_create_args)
 {
 	const struct kcoll_comm_create *cc = &fk.create;
@@ -437,12 +448,13 @@ TEST_F(fake, buffers)
 	EXPECT_TRUE(zero(fk.bc.reserved, sizeof(fk.bc.reserved)));
 	EXPECT_EQ(10000, kcoll_buf_len(b));
 	ASSERT_NE(NULL, kcoll_buf_ptr(b));
+	EXPECT_EQ(8192, kcoll_buf_offset(b));
 
 	/* Shared mapping of the file at the offset the "kernel" gave. */
 	memcpy((char *)kcoll_buf_ptr(b) + 9984, "kcoll buf", 10);
 	fd = open(self->path, O_RDONLY);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(10, pread(fd, back, 10, 8192 + 9984));
+	ASSERT_EQ(10, pread(fd, back, 10, kcoll_buf_offset(b) + 9984));
 	close(fd);
 	EXPECT_STREQ("kcoll buf", back);
 
