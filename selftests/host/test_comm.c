@@ -51,6 +51,7 @@ static struct {
 	uint32_t failed_rank;		/* COMM_CREATE's answer when it fails */
 	int wait_status;
 	uint64_t mmap_offset;
+	struct kcoll_coll coll;
 } fk = { .fd = -1 };
 
 int ioctl(int fd, unsigned long cmd, ...)
@@ -119,6 +120,9 @@ int ioctl(int fd, unsigned long cmd, ...)
 	}
 	case KCOLL_IOC_BUF_DESTROY:
 		memcpy(&fk.ba, arg, sizeof(fk.ba));
+		break;
+	case KCOLL_IOC_COLL:
+		memcpy(&fk.coll, arg, sizeof(fk.coll));
 		break;
 	default:
 		errno = ENOTTY;
@@ -233,6 +237,21 @@ TEST_F(fake, comm_id)
 	errno = 0;
 	EXPECT_EQ(0, kcoll_comm_id(NULL));
 	EXPECT_EQ(EINVAL, errno);
+}
+
+/* A count too large for the kernel (EOVERFLOW) gets a message that gives the limit. */
+TEST_F(fake, coll_eoverflow_message)
+{
+	float x = 0;
+
+	fk.fail = EOVERFLOW;
+	EXPECT_EQ(-EOVERFLOW, kcoll_allreduce(self->c, &x, &x, (size_t)1 << 62, KCOLL_FP32,
+					      KCOLL_SUM, NULL));
+	EXPECT_EQ(KCOLL_IOC_COLL, fk.cmd);
+	EXPECT_EQ((uint64_t)1 << 62, fk.coll.count);
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "exceeds 2^56 bytes")) {
+		TH_LOG("%s", kcoll_last_error());
+	}
 }
 
 TEST_F(fake, comm_create_args)
