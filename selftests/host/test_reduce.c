@@ -821,6 +821,71 @@ TEST(avg_finalize)
 	EXPECT_EQ(f32b(2.5f), f32b(f[0]));
 }
 
+/* Nearest code to a finite double a >= 0 in a table of increasing values, ties to even. */
+static u16 nearest_d(const float *tab, u32 maxc, double a)
+{
+	u32 lo = 0, hi = maxc, mid;
+	double dlo, dhi;
+
+	while (hi - lo > 1) {	/* tab[lo] <= a < tab[hi] */
+		mid = (lo + hi) / 2;
+		if (tab[mid] <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (tab[hi] <= a)
+		return (u16)hi;
+	dlo = a - tab[lo];
+	dhi = tab[hi] - a;
+	if (dlo != dhi)
+		return (u16)(dlo < dhi ? lo : hi);
+	return (u16)(lo & 1 ? hi : lo);
+}
+
+/*
+ * What kcoll_allreduce(3) promises for AVG of fp16/bf16 (NOTES, "Reduction order and
+ * rounding"): the division in fp32 rounded to the type equals the correctly rounded quotient
+ * s / nranks, for every finite s and nranks up to 4096 (KCOLL_MAX_RANKS).  The double
+ * quotient rounded once more is exact enough: 53 bits >= 2 * 11 + 2.  Every code, a sample
+ * of nranks (all of 1..4096 passed once, in about 30 s).
+ */
+TEST(avg_is_rounded_quotient)
+{
+	static const u32 ranks[] = { 1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 100, 127, 255, 257, 1000,
+				     2047, 2049, 3001, 4095, 4096 };
+	u32 i, h;
+
+	build_tables();
+	for (i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
+		for (h = 0; h < 65536; h++) {
+			u16 sign = h & 0x8000, got, want;
+			double q;
+
+			if (!isnan(h16_val[h]) && !isinf(h16_val[h])) {
+				got = (u16)h;
+				kcoll_reduce_finalize(&got, 1, KCOLL_DTYPE_FP16, KCOLL_REDOP_AVG,
+						      ranks[i]);
+				q = fabs((double)h16_val[h]) / ranks[i];
+				want = sign | nearest_d(h16_val, 0x7bff, q);
+				ASSERT_EQ(want, got) {
+					TH_LOG("fp16 %#x / %u", h, ranks[i]);
+				}
+			}
+			if (!isnan(b16_val[h]) && !isinf(b16_val[h])) {
+				got = (u16)h;
+				kcoll_reduce_finalize(&got, 1, KCOLL_DTYPE_BF16, KCOLL_REDOP_AVG,
+						      ranks[i]);
+				q = fabs((double)b16_val[h]) / ranks[i];
+				want = sign | nearest_d(b16_val, 0x7f7f, q);
+				ASSERT_EQ(want, got) {
+					TH_LOG("bf16 %#x / %u", h, ranks[i]);
+				}
+			}
+		}
+	}
+}
+
 /* The test-local conversions agree with the core's on every fp16/bf16 code and on floats. */
 TEST(conversions_vs_reference)
 {
