@@ -538,6 +538,13 @@ TEST_F(fake, buffer_errors)
 	EXPECT_EQ(KCOLL_IOC_BUF_DESTROY, fk.cmd);
 	EXPECT_EQ(FAKE_BUF, fk.ba.handle);
 	EXPECT_NE(NULL, strstr(kcoll_last_error(), "mmap"));
+	/* An offset mmap() cannot take: EOVERFLOW, as kcoll_buf_create(3) says. */
+	fk.mmap_offset = (uint64_t)1 << 63;
+	fk.calls = 0;
+	EXPECT_EQ(-EOVERFLOW, kcoll_buf_create(self->c, 4096, &b));
+	EXPECT_EQ(NULL, b);
+	EXPECT_EQ(KCOLL_IOC_BUF_DESTROY, fk.cmd);
+	EXPECT_EQ(2, fk.calls);
 	/* Destroy fails for another reason: unmapped and freed all the same. */
 	fk.mmap_offset = 0;
 	ASSERT_EQ(0, kcoll_buf_create(self->c, 4096, &b));
