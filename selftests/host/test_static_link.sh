@@ -27,7 +27,10 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-if ! make -s -C "$TOP/lib" TOP="$TOP" install PREFIX="$tmp/usr" >"$tmp/install.log" 2>&1; then
+# Built and installed from a copy of lib/: the tree's own kcoll.pc keeps its prefix.
+mkdir "$tmp/lib"
+cp "$TOP"/lib/Makefile "$TOP"/lib/*.[ch] "$TOP"/lib/libkcoll.map "$TOP"/lib/kcoll.pc.in "$tmp/lib/"
+if ! make -s -C "$tmp/lib" TOP="$TOP" install PREFIX="$tmp/usr" >"$tmp/install.log" 2>&1; then
 	sed -e 's/^/# /' "$tmp/install.log"
 	notok "install libkcoll under a temporary prefix"
 	exit 1
