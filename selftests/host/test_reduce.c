@@ -854,32 +854,31 @@ TEST(avg_is_rounded_quotient)
 {
 	static const u32 ranks[] = { 1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 100, 127, 255, 257, 1000,
 				     2047, 2049, 3001, 4095, 4096 };
-	u32 i, h;
+	const struct {
+		enum kcoll_dtype dt;
+		const float *tab;
+		u32 maxc;	/* largest finite code */
+	} types[2] = {
+		{ KCOLL_DTYPE_FP16, h16_val, 0x7bff },
+		{ KCOLL_DTYPE_BF16, b16_val, 0x7f7f },
+	};
+	u32 i, h, t;
 
 	build_tables();
-	for (i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
-		for (h = 0; h < 65536; h++) {
-			u16 sign = h & 0x8000, got, want;
-			double q;
+	for (t = 0; t < 2; t++) {
+		for (i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
+			for (h = 0; h < 65536; h++) {
+				float v = types[t].tab[h];
+				u16 got = (u16)h, want;
 
-			if (!isnan(h16_val[h]) && !isinf(h16_val[h])) {
-				got = (u16)h;
-				kcoll_reduce_finalize(&got, 1, KCOLL_DTYPE_FP16, KCOLL_REDOP_AVG,
-						      ranks[i]);
-				q = fabs((double)h16_val[h]) / ranks[i];
-				want = sign | nearest_d(h16_val, 0x7bff, q);
+				if (isnan(v) || isinf(v))
+					continue;
+				kcoll_reduce_finalize(&got, 1, types[t].dt, KCOLL_REDOP_AVG, ranks[i]);
+				want = (h & 0x8000) | nearest_d(types[t].tab, types[t].maxc,
+								fabs((double)v) / ranks[i]);
 				ASSERT_EQ(want, got) {
-					TH_LOG("fp16 %#x / %u", h, ranks[i]);
-				}
-			}
-			if (!isnan(b16_val[h]) && !isinf(b16_val[h])) {
-				got = (u16)h;
-				kcoll_reduce_finalize(&got, 1, KCOLL_DTYPE_BF16, KCOLL_REDOP_AVG,
-						      ranks[i]);
-				q = fabs((double)b16_val[h]) / ranks[i];
-				want = sign | nearest_d(b16_val, 0x7f7f, q);
-				ASSERT_EQ(want, got) {
-					TH_LOG("bf16 %#x / %u", h, ranks[i]);
+					TH_LOG("%s %#x / %u", kcoll_dtype_name(types[t].dt), h,
+					       ranks[i]);
 				}
 			}
 		}
