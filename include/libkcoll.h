@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define LIBKCOLL_MAJOR_VERSION	0
-#define LIBKCOLL_MINOR_VERSION	3
+#define LIBKCOLL_MINOR_VERSION	4
 #define LIBKCOLL_PATCH_VERSION	0
 
 /* sysfs directory of the module; the environment variable overrides it (tests, containers). */
@@ -209,6 +209,12 @@ KCOLL_API int kcoll_comm_rank(const struct kcoll_comm *c);
 KCOLL_API int kcoll_comm_size(const struct kcoll_comm *c);
 /* KCOLL_IOC_COMM_QUERY; the library zeroes @q and sets its size and handle itself. */
 KCOLL_API int kcoll_comm_query(struct kcoll_comm *c, struct kcoll_comm_query *q);
+/*
+ * The communicator id every rank of @c shares (KCOLL_0.4), as kcoll_nl_comm_abort(),
+ * kcoll_nl_comm_get() and sysfs name it; no system call.  0 (errno EINVAL) for a NULL @c:
+ * no communicator has id 0.
+ */
+KCOLL_API uint64_t kcoll_comm_id(const struct kcoll_comm *c);
 
 struct kcoll_p2p_opts {
 	size_t sz;
@@ -257,6 +263,11 @@ struct kcoll_buf;
 KCOLL_API int kcoll_buf_create(struct kcoll_comm *c, size_t len, struct kcoll_buf **out);
 KCOLL_API void *kcoll_buf_ptr(const struct kcoll_buf *b);
 KCOLL_API size_t kcoll_buf_len(const struct kcoll_buf *b);
+/*
+ * The offset at which mmap() of the communicator's file (kcoll_fd()) maps @b, as
+ * KCOLL_IOC_BUF_CREATE returned it (KCOLL_0.4): never negative; -EINVAL for a NULL @b.
+ */
+KCOLL_API int64_t kcoll_buf_offset(const struct kcoll_buf *b);
 /* munmap and KCOLL_IOC_BUF_DESTROY; NULL is a no-op.  -EBUSY leaves @b intact. */
 KCOLL_API int kcoll_buf_destroy(struct kcoll_buf *b);
 

@@ -140,6 +140,10 @@ static int kcoll_call_run(struct kcoll_comm *c, struct kcoll_call *k,
 				  kcoll_algo_names[k->a.algo]);
 	if (err == -ERANGE)
 		return kcoll_fail(err, "%s: a region runs past the end of its kcoll buffer", cn);
+	if (err == -EOVERFLOW)
+		return kcoll_fail(err, "%s: too large: count x element size x number of ranks (for "
+				  "the v-collectives: the largest displs[j] + counts[j], times the "
+				  "element size) exceeds 2^56 bytes", cn);
 	if (err == -EPROTO)
 		return kcoll_fail(err, "%s: the ranks' calls differ (collective, count, root, "
 				  "datatype, algorithm or order of calls)", cn);

@@ -231,6 +231,16 @@ int kcoll_comm_size(const struct kcoll_comm *c)
 	return c ? c->nranks : kcoll_err(-EINVAL);
 }
 
+/* No communicator has id 0: the kernel refuses it at creation. */
+uint64_t kcoll_comm_id(const struct kcoll_comm *c)
+{
+	if (!c) {
+		errno = EINVAL;
+		return 0;
+	}
+	return c->comm_id;
+}
+
 int kcoll_comm_query(struct kcoll_comm *c, struct kcoll_comm_query *q)
 {
 	if (!c || !q)
@@ -454,6 +464,7 @@ int kcoll_buf_create(struct kcoll_comm *c, size_t len, struct kcoll_buf **out)
 	b->handle = bc.handle;
 	b->len = len;
 	b->map_len = (len + (size_t)page - 1) / (size_t)page * (size_t)page;
+	b->mmap_offset = bc.mmap_offset;
 	if (bc.mmap_offset > INT64_MAX) {
 		err = -EOVERFLOW;
 		errno = EOVERFLOW;
@@ -520,6 +531,12 @@ void *kcoll_buf_ptr(const struct kcoll_buf *b)
 size_t kcoll_buf_len(const struct kcoll_buf *b)
 {
 	return b ? b->len : 0;
+}
+
+/* kcoll_buf_create() refused offsets above INT64_MAX: a valid one is never negative. */
+int64_t kcoll_buf_offset(const struct kcoll_buf *b)
+{
+	return b ? (int64_t)b->mmap_offset : kcoll_err(-EINVAL);
 }
 
 int kcoll_buf_destroy(struct kcoll_buf *b)

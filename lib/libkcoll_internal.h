@@ -87,6 +87,7 @@ struct kcoll_buf {
 	void *ptr;
 	size_t len;			/* as asked */
 	size_t map_len;			/* whole pages */
+	uint64_t mmap_offset;		/* of the mapping, on @fd */
 	struct kcoll_comm *c;		/* NULL once the communicator is destroyed */
 	struct kcoll_buf *next;		/* in c->bufs */
 };

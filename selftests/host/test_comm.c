@@ -51,6 +51,7 @@ static struct {
 	uint32_t failed_rank;		/* COMM_CREATE's answer when it fails */
 	int wait_status;
 	uint64_t mmap_offset;
+	struct kcoll_coll coll;
 } fk = { .fd = -1 };
 
 int ioctl(int fd, unsigned long cmd, ...)
@@ -119,6 +120,9 @@ int ioctl(int fd, unsigned long cmd, ...)
 	}
 	case KCOLL_IOC_BUF_DESTROY:
 		memcpy(&fk.ba, arg, sizeof(fk.ba));
+		break;
+	case KCOLL_IOC_COLL:
+		memcpy(&fk.coll, arg, sizeof(fk.coll));
 		break;
 	default:
 		errno = ENOTTY;
@@ -222,6 +226,32 @@ FIXTURE_TEARDOWN(fake)
 	kcoll_comm_destroy(self->c);
 	kcoll_close(self->h);
 	unlink(self->path);
+}
+
+/* kcoll_comm_id(): the id the communicator was created with, which netlink names it by. */
+TEST_F(fake, comm_id)
+{
+	EXPECT_NE(0, self->comm_id);
+	EXPECT_EQ(self->comm_id, fk.create.comm_id);
+	EXPECT_EQ(self->comm_id, kcoll_comm_id(self->c));
+	errno = 0;
+	EXPECT_EQ(0, kcoll_comm_id(NULL));
+	EXPECT_EQ(EINVAL, errno);
+}
+
+/* A count too large for the kernel (EOVERFLOW) gets a message that gives the limit. */
+TEST_F(fake, coll_eoverflow_message)
+{
+	float x = 0;
+
+	fk.fail = EOVERFLOW;
+	EXPECT_EQ(-EOVERFLOW, kcoll_allreduce(self->c, &x, &x, (size_t)1 << 62, KCOLL_FP32,
+					      KCOLL_SUM, NULL));
+	EXPECT_EQ(KCOLL_IOC_COLL, fk.cmd);
+	EXPECT_EQ((uint64_t)1 << 62, fk.coll.count);
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "exceeds 2^56 bytes")) {
+		TH_LOG("%s", kcoll_last_error());
+	}
 }
 
 TEST_F(fake, comm_create_args)
@@ -437,12 +467,13 @@ TEST_F(fake, buffers)
 	EXPECT_TRUE(zero(fk.bc.reserved, sizeof(fk.bc.reserved)));
 	EXPECT_EQ(10000, kcoll_buf_len(b));
 	ASSERT_NE(NULL, kcoll_buf_ptr(b));
+	EXPECT_EQ(8192, kcoll_buf_offset(b));
 
 	/* Shared mapping of the file at the offset the "kernel" gave. */
 	memcpy((char *)kcoll_buf_ptr(b) + 9984, "kcoll buf", 10);
 	fd = open(self->path, O_RDONLY);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(10, pread(fd, back, 10, 8192 + 9984));
+	ASSERT_EQ(10, pread(fd, back, 10, kcoll_buf_offset(b) + 9984));
 	close(fd);
 	EXPECT_STREQ("kcoll buf", back);
 
@@ -507,6 +538,13 @@ TEST_F(fake, buffer_errors)
 	EXPECT_EQ(KCOLL_IOC_BUF_DESTROY, fk.cmd);
 	EXPECT_EQ(FAKE_BUF, fk.ba.handle);
 	EXPECT_NE(NULL, strstr(kcoll_last_error(), "mmap"));
+	/* An offset mmap() cannot take: EOVERFLOW, as kcoll_buf_create(3) says. */
+	fk.mmap_offset = (uint64_t)1 << 63;
+	fk.calls = 0;
+	EXPECT_EQ(-EOVERFLOW, kcoll_buf_create(self->c, 4096, &b));
+	EXPECT_EQ(NULL, b);
+	EXPECT_EQ(KCOLL_IOC_BUF_DESTROY, fk.cmd);
+	EXPECT_EQ(2, fk.calls);
 	/* Destroy fails for another reason: unmapped and freed all the same. */
 	fk.mmap_offset = 0;
 	ASSERT_EQ(0, kcoll_buf_create(self->c, 4096, &b));

@@ -5,6 +5,7 @@
  * against fake sysfs trees.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -391,6 +392,78 @@ TEST(write_error)
 	ASSERT_EQ(0, kcoll_test_run(&cmd, &p));
 	EXPECT_EQ(1, p.status);
 	EXPECT_STREQ("kcollctl: write error: No space left on device\n", p.err);
+}
+
+/*
+ * kcollctl(8) names every key "comm show" prints in JSON (tools/kcollctl/netlink.c,
+ * kcoll_ctl_comm_json()), so that a key added to the output cannot go undocumented: each
+ * must appear in the page's source as a font request of its own (".I key", ".IR key ,").
+ */
+static char *slurp(const char *path)
+{
+	static char buf[2][262144];
+	static int which;
+	char *b = buf[which++ & 1];
+	size_t n;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return NULL;
+	n = fread(b, 1, sizeof(buf[0]) - 1, f);
+	fclose(f);
+	b[n] = 0;
+	return b;
+}
+
+static bool man_names(const char *page, const char *key)
+{
+	static const char *const fonts[] = { "\n.I ", "\n.IR ", "\n.B ", "\n.BR " };
+	char pat[128];
+	size_t i;
+
+	for (i = 0; i < sizeof(fonts) / sizeof(fonts[0]); i++) {
+		const char *p = page;
+
+		snprintf(pat, sizeof(pat), "%s%s", fonts[i], key);
+		while ((p = strstr(p, pat))) {
+			char c = p[strlen(pat)];
+
+			if (c == '\n' || c == ' ' || c == ',')
+				return true;
+			p++;
+		}
+	}
+	return false;
+}
+
+TEST(man_page_names_every_comm_json_key)
+{
+	char *src = slurp(KCOLL_SRC_TOP "/tools/kcollctl/netlink.c");
+	char *page = slurp(KCOLL_SRC_TOP "/man/man8/kcollctl.8");
+	char *fn, *end, *p, key[64];
+	int nkeys = 0;
+
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, page);
+	fn = strstr(src, "static void kcoll_ctl_comm_json(");
+	ASSERT_NE(NULL, fn);
+	end = strstr(fn, "\n}\n");
+	ASSERT_NE(NULL, end);
+	*end = 0;
+	for (p = fn; (p = strstr(p, "(jw, \"")); ) {
+		size_t n;
+
+		p += 6;
+		n = strcspn(p, "\"");
+		ASSERT_LT(n, sizeof(key));
+		memcpy(key, p, n);
+		key[n] = 0;
+		nkeys++;
+		EXPECT_TRUE(man_names(page, key)) {
+			TH_LOG("kcollctl(8) does not name the comm show JSON key \"%s\"", key);
+		}
+	}
+	EXPECT_LE(30, nkeys);	/* the scan found the function's keys */
 }
 
 TEST_HARNESS_MAIN

@@ -5,6 +5,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,32 +244,138 @@ TEST(feature_and_ioctl_names)
 	EXPECT_EQ(NULL, kcoll_ioctl_str(~0u));
 }
 
-static const char *const kcoll_exports[] = {
-	"kcoll_close", "kcoll_dev_list", "kcoll_dev_list_free", "kcoll_fd",
-	"kcoll_feature_str", "kcoll_get_info", "kcoll_ioctl_str", "kcoll_open",
-	"kcoll_sysfs_root", "kcoll_version",
+/*
+ * Every symbol libkcoll.so.0 exports, with the version node it is in: the whole ABI.  A
+ * symbol added, dropped or moved to another node fails shared_object_symbol_set, so
+ * this table and lib/libkcoll.map change together (released nodes never change).
+ */
+static const struct {
+	const char *name, *version;
+} kcoll_abi[] = {
+	{ "kcoll_close", "KCOLL_0.1" }, { "kcoll_dev_list", "KCOLL_0.1" },
+	{ "kcoll_dev_list_free", "KCOLL_0.1" }, { "kcoll_fd", "KCOLL_0.1" },
+	{ "kcoll_feature_str", "KCOLL_0.1" }, { "kcoll_get_info", "KCOLL_0.1" },
+	{ "kcoll_ioctl_str", "KCOLL_0.1" }, { "kcoll_open", "KCOLL_0.1" },
+	{ "kcoll_sysfs_root", "KCOLL_0.1" }, { "kcoll_version", "KCOLL_0.1" },
+
+	{ "kcoll_buf_create", "KCOLL_0.2" }, { "kcoll_buf_destroy", "KCOLL_0.2" },
+	{ "kcoll_buf_len", "KCOLL_0.2" }, { "kcoll_buf_ptr", "KCOLL_0.2" },
+	{ "kcoll_comm_abort", "KCOLL_0.2" }, { "kcoll_comm_destroy", "KCOLL_0.2" },
+	{ "kcoll_comm_init_env", "KCOLL_0.2" }, { "kcoll_comm_init_rank", "KCOLL_0.2" },
+	{ "kcoll_comm_list", "KCOLL_0.2" }, { "kcoll_comm_list_free", "KCOLL_0.2" },
+	{ "kcoll_comm_query", "KCOLL_0.2" }, { "kcoll_comm_rank", "KCOLL_0.2" },
+	{ "kcoll_comm_size", "KCOLL_0.2" }, { "kcoll_get_unique_id", "KCOLL_0.2" },
+	{ "kcoll_irecv", "KCOLL_0.2" }, { "kcoll_irecv_buf", "KCOLL_0.2" },
+	{ "kcoll_isend", "KCOLL_0.2" }, { "kcoll_isend_buf", "KCOLL_0.2" },
+	{ "kcoll_last_error", "KCOLL_0.2" }, { "kcoll_recv", "KCOLL_0.2" },
+	{ "kcoll_recv_buf", "KCOLL_0.2" }, { "kcoll_send", "KCOLL_0.2" },
+	{ "kcoll_send_buf", "KCOLL_0.2" }, { "kcoll_test", "KCOLL_0.2" },
+	{ "kcoll_wait", "KCOLL_0.2" },
+
+	{ "kcoll_algorithm_from_str", "KCOLL_0.3" }, { "kcoll_algorithm_str", "KCOLL_0.3" },
+	{ "kcoll_allgather", "KCOLL_0.3" }, { "kcoll_allgatherv", "KCOLL_0.3" },
+	{ "kcoll_allreduce", "KCOLL_0.3" }, { "kcoll_alltoall", "KCOLL_0.3" },
+	{ "kcoll_alltoallv", "KCOLL_0.3" }, { "kcoll_barrier", "KCOLL_0.3" },
+	{ "kcoll_broadcast", "KCOLL_0.3" }, { "kcoll_collective_from_str", "KCOLL_0.3" },
+	{ "kcoll_collective_str", "KCOLL_0.3" }, { "kcoll_datatype_from_str", "KCOLL_0.3" },
+	{ "kcoll_datatype_size", "KCOLL_0.3" }, { "kcoll_datatype_str", "KCOLL_0.3" },
+	{ "kcoll_gather", "KCOLL_0.3" }, { "kcoll_nl_close", "KCOLL_0.3" },
+	{ "kcoll_nl_comm_abort", "KCOLL_0.3" }, { "kcoll_nl_comm_get", "KCOLL_0.3" },
+	{ "kcoll_nl_comm_list", "KCOLL_0.3" }, { "kcoll_nl_comm_list_free", "KCOLL_0.3" },
+	{ "kcoll_nl_config_get", "KCOLL_0.3" }, { "kcoll_nl_config_set", "KCOLL_0.3" },
+	{ "kcoll_nl_dev_list", "KCOLL_0.3" }, { "kcoll_nl_dev_list_free", "KCOLL_0.3" },
+	{ "kcoll_nl_dev_set", "KCOLL_0.3" }, { "kcoll_nl_dev_set_gid", "KCOLL_0.3" },
+	{ "kcoll_nl_engine_list", "KCOLL_0.3" }, { "kcoll_nl_engine_list_free", "KCOLL_0.3" },
+	{ "kcoll_nl_engine_set", "KCOLL_0.3" }, { "kcoll_nl_event_next", "KCOLL_0.3" },
+	{ "kcoll_nl_event_str", "KCOLL_0.3" }, { "kcoll_nl_fd", "KCOLL_0.3" },
+	{ "kcoll_nl_monitor", "KCOLL_0.3" }, { "kcoll_nl_open", "KCOLL_0.3" },
+	{ "kcoll_red_op_from_str", "KCOLL_0.3" }, { "kcoll_red_op_str", "KCOLL_0.3" },
+	{ "kcoll_reduce", "KCOLL_0.3" }, { "kcoll_reduce_scatter", "KCOLL_0.3" },
+	{ "kcoll_reduce_scatterv", "KCOLL_0.3" }, { "kcoll_scatter", "KCOLL_0.3" },
+
+	{ "kcoll_buf_offset", "KCOLL_0.4" }, { "kcoll_comm_id", "KCOLL_0.4" },
 };
 
-/* Everything public is exported under KCOLL_0.1, and nothing internal leaks. */
+#define KCOLL_ABI_N	(sizeof(kcoll_abi) / sizeof(kcoll_abi[0]))
+
+/* Each symbol of the table is there under its node, and in no other. */
 TEST(shared_object_exports)
 {
+	static const char *const nodes[] = { "KCOLL_0.1", "KCOLL_0.2", "KCOLL_0.3", "KCOLL_0.4" };
 	void *so = dlopen(LIBKCOLL_SO_PATH, RTLD_NOW | RTLD_LOCAL);
-	size_t i;
+	size_t i, j;
 
 	ASSERT_NE(NULL, so) {
 		TH_LOG("dlopen %s: %s", LIBKCOLL_SO_PATH, dlerror());
 	}
-	for (i = 0; i < sizeof(kcoll_exports) / sizeof(kcoll_exports[0]); i++) {
-		EXPECT_NE(NULL, dlvsym(so, kcoll_exports[i], "KCOLL_0.1")) {
-			TH_LOG("%s@KCOLL_0.1 missing", kcoll_exports[i]);
+	for (i = 0; i < KCOLL_ABI_N; i++) {
+		for (j = 0; j < sizeof(nodes) / sizeof(nodes[0]); j++) {
+			bool want = !strcmp(nodes[j], kcoll_abi[i].version);
+
+			EXPECT_EQ(want, dlvsym(so, kcoll_abi[i].name, nodes[j]) != NULL) {
+				TH_LOG("%s@%s: %s", kcoll_abi[i].name, nodes[j],
+				       want ? "missing" : "present");
+			}
 		}
 	}
-	/* The control plane came with KCOLL_0.3. */
-	EXPECT_NE(NULL, dlvsym(so, "kcoll_nl_open", "KCOLL_0.3"));
-	EXPECT_NE(NULL, dlvsym(so, "kcoll_nl_event_next", "KCOLL_0.3"));
 	EXPECT_EQ(NULL, dlsym(so, "kcoll_nl_talk"));
 	EXPECT_EQ(NULL, dlsym(so, "kcoll_opts_validate"));
 	dlclose(so);
+}
+
+/*
+ * The exported set is exactly the table: the dynamic symbol table as nm(1) reads it, every
+ * defined symbol but the version nodes themselves ("A" entries).
+ */
+TEST(shared_object_symbol_set)
+{
+	char line[512], name[256], ver[64], type;
+	bool seen[KCOLL_ABI_N];
+	size_t i, n = 0;
+	FILE *f;
+
+	memset(seen, 0, sizeof(seen));
+	f = popen("nm -D --defined-only " LIBKCOLL_SO_PATH " 2>/dev/null", "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f)) {
+		char *at;
+
+		if (sscanf(line, "%*s %c %255s", &type, name) != 2 || type == 'A')
+			continue;
+		n++;
+		at = strstr(name, "@@");
+		snprintf(ver, sizeof(ver), "%s", at ? at + 2 : "(none)");
+		if (at)
+			*at = 0;
+		for (i = 0; i < KCOLL_ABI_N; i++)
+			if (!strcmp(name, kcoll_abi[i].name) && !strcmp(ver, kcoll_abi[i].version))
+				break;
+		EXPECT_NE(KCOLL_ABI_N, i) {
+			TH_LOG("%s@%s is exported but not in the table", name, ver);
+		}
+		if (i < KCOLL_ABI_N)
+			seen[i] = true;
+	}
+	ASSERT_EQ(0, pclose(f)) {
+		TH_LOG("nm -D failed (binutils missing?)");
+	}
+	for (i = 0; i < KCOLL_ABI_N; i++) {
+		EXPECT_TRUE(seen[i]) {
+			TH_LOG("%s@%s is not exported", kcoll_abi[i].name, kcoll_abi[i].version);
+		}
+	}
+	EXPECT_EQ(KCOLL_ABI_N, n);
+}
+
+/* The KCOLL_0.4 accessors on NULL: no crash, the documented error values. */
+TEST(accessors_null)
+{
+	errno = 0;
+	EXPECT_EQ(0, kcoll_comm_id(NULL));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-EINVAL, kcoll_buf_offset(NULL));
+	EXPECT_EQ(EINVAL, errno);
 }
 
 TEST(sysfs_root_env)

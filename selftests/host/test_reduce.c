@@ -821,6 +821,70 @@ TEST(avg_finalize)
 	EXPECT_EQ(f32b(2.5f), f32b(f[0]));
 }
 
+/* Nearest code to a finite double a >= 0 in a table of increasing values, ties to even. */
+static u16 nearest_d(const float *tab, u32 maxc, double a)
+{
+	u32 lo = 0, hi = maxc, mid;
+	double dlo, dhi;
+
+	while (hi - lo > 1) {	/* tab[lo] <= a < tab[hi] */
+		mid = (lo + hi) / 2;
+		if (tab[mid] <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (tab[hi] <= a)
+		return (u16)hi;
+	dlo = a - tab[lo];
+	dhi = tab[hi] - a;
+	if (dlo != dhi)
+		return (u16)(dlo < dhi ? lo : hi);
+	return (u16)(lo & 1 ? hi : lo);
+}
+
+/*
+ * What kcoll_allreduce(3) promises for AVG of fp16/bf16 (NOTES, "Reduction order and
+ * rounding"): the division in fp32 rounded to the type equals the correctly rounded quotient
+ * s / nranks, for every finite s and nranks up to 4096 (KCOLL_MAX_RANKS).  The double
+ * quotient rounded once more is exact enough: 53 bits >= 2 * 11 + 2.  Every code, a sample
+ * of nranks (all of 1..4096 passed once, in about 30 s).
+ */
+TEST(avg_is_rounded_quotient)
+{
+	static const u32 ranks[] = { 1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 100, 127, 255, 257, 1000,
+				     2047, 2049, 3001, 4095, 4096 };
+	const struct {
+		enum kcoll_dtype dt;
+		const float *tab;
+		u32 maxc;	/* largest finite code */
+	} types[2] = {
+		{ KCOLL_DTYPE_FP16, h16_val, 0x7bff },
+		{ KCOLL_DTYPE_BF16, b16_val, 0x7f7f },
+	};
+	u32 i, h, t;
+
+	build_tables();
+	for (t = 0; t < 2; t++) {
+		for (i = 0; i < sizeof(ranks) / sizeof(ranks[0]); i++) {
+			for (h = 0; h < 65536; h++) {
+				float v = types[t].tab[h];
+				u16 got = (u16)h, want;
+
+				if (isnan(v) || isinf(v))
+					continue;
+				kcoll_reduce_finalize(&got, 1, types[t].dt, KCOLL_REDOP_AVG, ranks[i]);
+				want = (h & 0x8000) | nearest_d(types[t].tab, types[t].maxc,
+								fabs((double)v) / ranks[i]);
+				ASSERT_EQ(want, got) {
+					TH_LOG("%s %#x / %u", kcoll_dtype_name(types[t].dt), h,
+					       ranks[i]);
+				}
+			}
+		}
+	}
+}
+
 /* The test-local conversions agree with the core's on every fp16/bf16 code and on floats. */
 TEST(conversions_vs_reference)
 {

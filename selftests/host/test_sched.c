@@ -1028,6 +1028,82 @@ TEST(bad_arguments)
 	EXPECT_EQ(0, rb);
 }
 
+/*
+ * The size limit kcoll_allreduce(3) and kcoll(4) document for EOVERFLOW, at its exact
+ * boundary: count x element size x nranks may reach 2^56 bytes, not exceed it (every
+ * collective with a count, rooted or not); for the v-collectives, the largest displs[j] +
+ * counts[j] over the non-empty blocks (and, for ALLTOALLV not in place, over the send side)
+ * times the element size, and a sum that wraps 64 bits.
+ */
+TEST(size_limit_eoverflow)
+{
+	static const enum kcoll_coll_type colls[] = {
+		KCOLL_COLL_BROADCAST, KCOLL_COLL_SCATTER, KCOLL_COLL_GATHER, KCOLL_COLL_REDUCE,
+		KCOLL_COLL_ALLREDUCE, KCOLL_COLL_ALLGATHER, KCOLL_COLL_REDUCE_SCATTER,
+		KCOLL_COLL_ALLTOALL,
+	};
+	static const u32 sizes[] = { 1, 2, 4, 8 }, ranks[] = { 1, 3, 4, 4096 };
+	const u64 lim = (u64)1 << 56;
+	u64 counts[3] = { 0 }, displs[3] = { 0 }, sc[3] = { 0 }, sd[3] = { 0 };
+	struct kcoll_coll_args a;
+	u32 c, e, n;
+
+	for (c = 0; c < sizeof(colls) / sizeof(colls[0]); c++)
+		for (e = 0; e < 4; e++)
+			for (n = 0; n < 4; n++) {
+				memset(&a, 0, sizeof(a));
+				a.coll = colls[c];
+				a.nranks = ranks[n];
+				a.elem_size = sizes[e];
+				a.count = lim / ((u64)sizes[e] * ranks[n]);
+				EXPECT_EQ(0, kcoll_sched_check_args(&a));
+				a.count++;
+				EXPECT_EQ(-EOVERFLOW, kcoll_sched_check_args(&a)) {
+					TH_LOG("%s es %u p %u", kcoll_coll_name(a.coll), sizes[e],
+					       ranks[n]);
+				}
+			}
+	/* the 2^62 of the report */
+	a.coll = KCOLL_COLL_ALLREDUCE;
+	a.nranks = 3;
+	a.elem_size = 4;
+	a.count = (u64)1 << 62;
+	EXPECT_EQ(-EOVERFLOW, kcoll_sched_check_args(&a));
+
+	memset(&a, 0, sizeof(a));
+	a.nranks = 3;
+	a.elem_size = 4;
+	a.counts = counts;
+	a.displs = displs;
+	a.send_counts = sc;
+	a.send_displs = sd;
+	for (c = 0; c < 3; c++) {
+		a.coll = c == 0 ? KCOLL_COLL_ALLGATHERV : c == 1 ? KCOLL_COLL_REDUCE_SCATTERV :
+			 KCOLL_COLL_ALLTOALLV;
+		memset(counts, 0, sizeof(counts));
+		memset(displs, 0, sizeof(displs));
+		counts[1] = 1;
+		displs[1] = lim / 4 - 1;	/* ends exactly at 2^56 bytes */
+		EXPECT_EQ(0, kcoll_sched_check_args(&a));
+		displs[1]++;
+		EXPECT_EQ(-EOVERFLOW, kcoll_sched_check_args(&a));
+		counts[1] = 0;			/* an empty block is not looked at */
+		displs[1] = ~0ULL;
+		EXPECT_EQ(0, kcoll_sched_check_args(&a));
+		counts[2] = 2;			/* displs + counts wraps */
+		displs[2] = ~0ULL;
+		EXPECT_EQ(-EOVERFLOW, kcoll_sched_check_args(&a));
+	}
+	/* ALLTOALLV: the send side too, unless in place */
+	memset(counts, 0, sizeof(counts));
+	memset(displs, 0, sizeof(displs));
+	sc[0] = 1;
+	sd[0] = lim / 4;
+	EXPECT_EQ(-EOVERFLOW, kcoll_sched_check_args(&a));
+	a.in_place = true;
+	EXPECT_EQ(0, kcoll_sched_check_args(&a));
+}
+
 TEST(selection)
 {
 	struct kcoll_sched_tuning t;
@@ -1328,6 +1404,76 @@ TEST(float_order_matters)
 	EXPECT_EQ(0, run_one(&t, &st));
 	if (t.msg[0])
 		TH_LOG("%s", t.msg);
+}
+
+/*
+ * The worked example of kcoll_allreduce(3), NOTES "Reduction order and rounding": three ranks
+ * with fp16 inputs 2048, 1, 1, all-reduce AVG, run through the schedules as the module runs
+ * them (reduction steps of the engine, then kcoll_reduce_finalize() on every rank's result).
+ * The page states the bits; the test checks both the bits and that the page still says so.
+ */
+static const struct {
+	enum kcoll_algo algo;
+	u16 want;
+	const char *text;	/* as the man page source has it */
+} avg_example[] = {
+	{ KCOLL_ALGO_RING, 0x6157, "683.5 (0x6157)" },
+	{ KCOLL_ALGO_DBTREE, 0x6157, "683.5 (0x6157)" },
+	{ KCOLL_ALGO_RECDBL, 0x6155, "682.5 (0x6155)" },
+	{ KCOLL_ALGO_RABENSEIFNER, 0x6155, "682.5 (0x6155)" },
+	{ KCOLL_ALGO_BINOMIAL, 0x6155, "682.5 (0x6155)" },
+};
+
+TEST(documented_avg_example)
+{
+	static const u16 in[3] = { 0x6800, 0x3c00, 0x3c00 };	/* 2048, 1, 1 */
+	char page[65536];
+	size_t i, n;
+	FILE *f;
+	u32 r;
+
+	for (i = 0; i < sizeof(avg_example) / sizeof(avg_example[0]); i++) {
+		struct kcoll_sim_cfg cfg;
+		struct kcoll_sim s;
+
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.args.coll = KCOLL_COLL_ALLREDUCE;
+		cfg.args.nranks = 3;
+		cfg.args.count = 1;
+		cfg.args.elem_size = 2;
+		cfg.algo = avg_example[i].algo;
+		cfg.dtype = KCOLL_DTYPE_FP16;
+		cfg.op = KCOLL_REDOP_AVG;
+		ASSERT_EQ(0, kcoll_sim_setup(&s, &cfg)) {
+			TH_LOG("%s", s.err);
+		}
+		for (r = 0; r < 3; r++)
+			memcpy(s.rk[r].send, &in[r], 2);
+		ASSERT_EQ(0, kcoll_sim_run(&s)) {
+			TH_LOG("%s", s.err);
+		}
+		for (r = 0; r < 3; r++) {
+			u16 got;
+
+			kcoll_reduce_finalize(s.rk[r].recv, 1, KCOLL_DTYPE_FP16, KCOLL_REDOP_AVG, 3);
+			memcpy(&got, s.rk[r].recv, 2);
+			EXPECT_EQ(avg_example[i].want, got) {
+				TH_LOG("%s rank %u", kcoll_algo_name(avg_example[i].algo), r);
+			}
+		}
+		kcoll_sim_free(&s);
+	}
+	f = fopen(KCOLL_SRC_TOP "/man/man3/kcoll_allreduce.3", "r");
+	ASSERT_NE(NULL, f);
+	n = fread(page, 1, sizeof(page) - 1, f);
+	fclose(f);
+	page[n] = 0;
+	for (i = 0; i < sizeof(avg_example) / sizeof(avg_example[0]); i++) {
+		EXPECT_NE(NULL, strstr(page, avg_example[i].text)) {
+			TH_LOG("kcoll_allreduce.3 no longer says %s", avg_example[i].text);
+		}
+	}
+	EXPECT_NE(NULL, strstr(page, "2048, 1 and 1"));
 }
 
 TEST_HARNESS_MAIN
