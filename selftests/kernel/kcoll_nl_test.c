@@ -6,7 +6,9 @@
  *
  * - every command with bad attributes (unknown, unsupported, wrong length, out of range,
  *   missing) is refused with EINVAL and an extended ACK message;
- * - every changing command from an unprivileged user is refused with EPERM (and a message);
+ * - every changing command is refused with EPERM (and a message) from nobody, from root
+ *   without CAP_NET_ADMIN and from the root of a user namespace of its own;
+ * - a user sees and aborts only its own communicators (netlink, events, sysfs); root all;
  * - devices, configuration and communicators read back as set; kcollctl -j agrees;
  * - the events group reports device add/remove, comm create, a killed peer and destroy;
  * - an admin abort unblocks a rank waiting for a peer that never comes, within a second.
@@ -15,6 +17,7 @@
  * can be sent.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -25,12 +28,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/capability.h>
 #include <linux/genetlink.h>
 #include <linux/kcoll.h>
 #include <linux/kcoll_netlink.h>
@@ -478,65 +485,239 @@ TEST_F(nl, refused_config_changes_nothing)
 
 /* ---- privilege --------------------------------------------------------------------------- */
 
-/* Become nobody, without any capability; then open the family afresh. */
-static struct nlt *nlt_open_unprivileged(void)
+/*
+ * Every command that changes something, with attributes it would accept: only the privilege
+ * check may refuse it.  Configuration, devices and engines are the node's: they need
+ * CAP_NET_ADMIN in the initial user namespace, which the root of a user namespace of its own
+ * does not have.  An abort needs the comm's owner or that capability; comm 1 is nobody's.
+ */
+static void priv_dev_allowed(struct nlmsghdr *nlh)
 {
-	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-		return NULL;
-	return nlt_open();
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u8(nlh, KCOLL_A_DEV_ALLOWED, 0);
 }
 
-TEST(unprivileged_changes_are_eperm)
+static void priv_dev_tos(struct nlmsghdr *nlh)
 {
-	struct nlmsghdr *nlh;
-	struct nlattr *nest;
-	struct nlt *t;
-	int ret;
-
-	t = nlt_open_unprivileged();
-	ASSERT_NE(NULL, t) TH_LOG("cannot drop privileges or open the family");
-
-	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
 	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
-	mnl_attr_put_u8(nlh, KCOLL_A_DEV_ALLOWED, 1);
-	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
-	EXPECT_NE(NULL, strstr(t->ext, "CAP_NET_ADMIN")) TH_LOG("extack: %s", t->ext);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_TOS, 96);
+}
 
-	nlh = nlt_cmd(t, KCOLL_CMD_COMM_ABORT, 0);
-	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, 1);
-	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
-	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
-	EXPECT_NE('\0', t->ext[0]);
+/* A GID selection is a device change like any other. */
+static void priv_dev_gid(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, 0);
+}
 
-	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
-	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_OP_TIMEOUT_MS, 10000);
-	nest = mnl_attr_nest_start(nlh, KCOLL_A_CONFIG_ALGO);
+static void priv_config_timeout(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_OP_TIMEOUT_MS, 4321);
+}
+
+static void priv_config_port(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u16(nlh, KCOLL_A_CONFIG_LISTEN_PORT, 18699);
+}
+
+static void priv_config_algo(struct nlmsghdr *nlh)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, KCOLL_A_CONFIG_ALGO);
+
 	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_COLL, 0);
 	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_ALGORITHM, 0);
 	mnl_attr_nest_end(nlh, nest);
-	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
-	EXPECT_NE('\0', t->ext[0]);
+}
 
-	nlh = nlt_cmd(t, KCOLL_CMD_ENGINE_SET, 0);
+static void priv_engine(struct nlmsghdr *nlh)
+{
 	mnl_attr_put_strz(nlh, KCOLL_A_ENGINE_NAME, "generic");
 	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_DTYPE, 0);
 	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_OP, 0);
-	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
-	EXPECT_NE('\0', t->ext[0]);
+}
 
-	/* A GID selection is a device change like any other. */
-	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
-	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
-	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, 0);
-	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
-	EXPECT_NE(NULL, strstr(t->ext, "CAP_NET_ADMIN")) TH_LOG("extack: %s", t->ext);
+static void priv_comm_abort(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, 1);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
+}
 
-	/* Reading needs no privilege. */
+static const struct priv_case {
+	const char *name;
+	uint8_t cmd;
+	void (*build)(struct nlmsghdr *nlh);
+} priv_cases[] = {
+	{ "dev-set allowed",	KCOLL_CMD_DEV_SET,	priv_dev_allowed },
+	{ "dev-set tos",	KCOLL_CMD_DEV_SET,	priv_dev_tos },
+	{ "dev-set gid-index",	KCOLL_CMD_DEV_SET,	priv_dev_gid },
+	{ "config-set op-timeout", KCOLL_CMD_CONFIG_SET, priv_config_timeout },
+	{ "config-set listen-port", KCOLL_CMD_CONFIG_SET, priv_config_port },
+	{ "config-set algo",	KCOLL_CMD_CONFIG_SET,	priv_config_algo },
+	{ "engine-set",		KCOLL_CMD_ENGINE_SET,	priv_engine },
+	{ "comm-abort",		KCOLL_CMD_COMM_ABORT,	priv_comm_abort },
+};
+
+enum priv_who { NOBODY, ROOT_NO_NET_ADMIN, ROOT_IN_USERNS, NOBODY_IN_USERNS };
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = -1;
+
+	if (fd >= 0) {
+		ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+		close(fd);
+	}
+	return ret;
+}
+
+static int become_nobody(void)
+{
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return -1;
+	/* setuid() made us undumpable: /proc/self/uid_map would then be root's. */
+	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+/* A user namespace of our own (we are its root, with every capability) and a netns in it. */
+static int enter_userns(unsigned int outer)
+{
+	char map[64];
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET))
+		return -1;
+	snprintf(map, sizeof(map), "0 %u 1", outer);
+	if (write_file("/proc/self/setgroups", "deny") || write_file("/proc/self/uid_map", map) ||
+	    write_file("/proc/self/gid_map", map))
+		return -1;
+	return 0;
+}
+
+/* Root, without CAP_NET_ADMIN anywhere (effective, permitted, inheritable). */
+static int drop_net_admin(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[0].effective &= ~(1u << CAP_NET_ADMIN);
+	d[0].permitted &= ~(1u << CAP_NET_ADMIN);
+	d[0].inheritable &= ~(1u << CAP_NET_ADMIN);
+	return syscall(SYS_capset, &h, d);
+}
+
+static int become(enum priv_who who)
+{
+	switch (who) {
+	case NOBODY:
+		return become_nobody();
+	case ROOT_NO_NET_ADMIN:
+		return drop_net_admin();
+	case ROOT_IN_USERNS:
+		return enter_userns(0);
+	case NOBODY_IN_USERNS:
+		return become_nobody() ?: enter_userns(65534);
+	}
+	return -1;
+}
+
+/* In a child: every case as @who; the exit status is the number of cases not refused. */
+static int priv_run(enum priv_who who)
+{
+	struct nlmsghdr *nlh;
+	unsigned int i, bad = 0;
+	struct nlt *t;
+	int ret;
+
+	if (become(who)) {
+		fprintf(stderr, "#   cannot change identity: %s\n", strerror(errno));
+		return 100;
+	}
+	t = nlt_open();
+	if (!t) {
+		fprintf(stderr, "#   cannot open the kcoll family: %s\n", strerror(errno));
+		return 100;
+	}
+	for (i = 0; i < ARRAY_SIZE(priv_cases); i++) {
+		t->ext[0] = '\0';
+		nlh = nlt_cmd(t, priv_cases[i].cmd, 0);
+		priv_cases[i].build(nlh);
+		ret = nlt_talk(t, nlh, NULL, NULL);
+		if (ret == -EPERM && strstr(t->ext, "CAP_NET_ADMIN in the initial user namespace"))
+			continue;
+		fprintf(stderr, "#   %s: got %d (%s), extack \"%s\"\n", priv_cases[i].name, ret,
+			strerror(-ret), t->ext);
+		bad++;
+	}
+	nlt_close(t);
+	return bad;
+}
+
+FIXTURE(priv) {
+	long timeout, port;
+};
+
+FIXTURE_VARIANT(priv) {
+	enum priv_who who;
+};
+
+FIXTURE_VARIANT_ADD(priv, nobody) { .who = NOBODY };
+FIXTURE_VARIANT_ADD(priv, root_without_cap_net_admin) { .who = ROOT_NO_NET_ADMIN };
+FIXTURE_VARIANT_ADD(priv, root_of_own_userns) { .who = ROOT_IN_USERNS };
+FIXTURE_VARIANT_ADD(priv, nobody_as_root_of_own_userns) { .who = NOBODY_IN_USERNS };
+
+FIXTURE_SETUP(priv)
+{
+	/* Debian's switch for unprivileged user namespaces (on by default; made sure). */
+	write_file("/proc/sys/kernel/unprivileged_userns_clone", "1");
+	self->timeout = read_long(SYSMOD "op_timeout_ms");
+	self->port = read_long(SYSMOD "listen_port");
+}
+
+FIXTURE_TEARDOWN(priv)
+{
+}
+
+/* Every changing command is EPERM, says why, and changes nothing. */
+TEST_F(priv, changes_are_eperm)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(priv_run(variant->who));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("%d changing commands were not refused",
+						 WEXITSTATUS(status));
+	EXPECT_EQ(self->timeout, read_long(SYSMOD "op_timeout_ms"));
+	EXPECT_EQ(self->port, read_long(SYSMOD "listen_port"));
+	if (self->timeout != read_long(SYSMOD "op_timeout_ms") ||
+	    self->port != read_long(SYSMOD "listen_port")) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set op_timeout_ms %ld"
+			 " listen_port %ld", self->timeout, self->port);
+		sh(cmd);
+	}
+}
+
+/* Reading needs no privilege. */
+TEST(unprivileged_reads)
+{
+	struct nlmsghdr *nlh;
+	struct nlt *t;
+
+	ASSERT_EQ(0, become_nobody());
+	t = nlt_open();
+	ASSERT_NE(NULL, t) TH_LOG("cannot open the family");
 	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_GET, 0);
 	EXPECT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
 	nlh = nlt_cmd(t, KCOLL_CMD_DEV_GET, NLM_F_DUMP);
-	ret = nlt_talk(t, nlh, NULL, NULL);
-	EXPECT_EQ(0, ret) TH_LOG("%s", t->ext);
+	EXPECT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
+	nlh = nlt_cmd(t, KCOLL_CMD_COMM_GET, NLM_F_DUMP);
+	EXPECT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
 	nlt_close(t);
 }
 
@@ -1358,6 +1539,172 @@ TEST_F(pair, admin_abort_ready_comm)
 	EXPECT_EQ(KCOLL_COMM_ABORTED, c.state);
 	EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
 	EXPECT_EQ(1, sh(cmd));	/* gone now */
+}
+
+/* ---- owners: a user sees and aborts its own communicators only ----------------------- */
+
+struct comm_uid_seen {
+	uint64_t id;
+	bool found;
+	uint32_t owner_uid;
+};
+
+static int comm_uid_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct comm_uid_seen *c = data;
+	const struct nlattr *a;
+	bool match = false;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		if (mnl_attr_get_type(a) == KCOLL_A_COMM_ID && mnl_attr_get_u64(a) == c->id)
+			match = true;
+	}
+	if (!match)
+		return MNL_CB_OK;
+	c->found = true;
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		if (mnl_attr_get_type(a) == KCOLL_A_COMM_OWNER_UID)
+			c->owner_uid = mnl_attr_get_u32(a);
+	}
+	return MNL_CB_OK;
+}
+
+/* Is comm @id (rank 0) in @t's dump?  Its owner's uid in *@uid.  -errno if the dump fails. */
+static int comm_listed(struct nlt *t, uint64_t id, uint32_t *uid)
+{
+	struct comm_uid_seen c = { .id = id, .owner_uid = ~0u };
+	int ret = nlt_talk(t, nlt_cmd(t, KCOLL_CMD_COMM_GET, NLM_F_DUMP), comm_uid_cb, &c);
+
+	if (ret)
+		return ret;
+	if (uid)
+		*uid = c.owner_uid;
+	return c.found;
+}
+
+static int comm_abort(struct nlt *t, uint64_t id)
+{
+	struct nlmsghdr *nlh = nlt_cmd(t, KCOLL_CMD_COMM_ABORT, 0);
+
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, id);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
+	return nlt_talk(t, nlh, NULL, NULL);
+}
+
+/* Wait until comm @id shows in @t's dump (connecting); false after 5 s. */
+static bool comm_wait_listed(struct nlt *t, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (comm_listed(t, id, NULL) == 1)
+			return true;
+		usleep(50 * 1000);
+	}
+	return false;
+}
+
+#define OWN_CHECK(cond, ...) do {						\
+	if (!(cond)) {								\
+		fprintf(stderr, "#   nobody: " __VA_ARGS__);			\
+		fprintf(stderr, "\n");						\
+		bad++;								\
+	}									\
+} while (0)
+
+/*
+ * The child, as nobody, with a /dev/kcoll file root opened: creates its own comm @own (rank 0
+ * of 2, connecting), sees it and not root's @other anywhere (dump, get, events, sysfs), may
+ * not abort @other; tells the parent, waits for its word, aborts its own.  Exit status: the
+ * number of failed checks.
+ */
+static int own_child(int fd, uint64_t own, uint64_t other, int wfd, int rfd)
+{
+	struct create_arg a = { .fd = fd, .id = own };
+	struct comm_seen c = { .id = other, .rank = 0 };
+	struct nlt *t, *m;
+	int bad = 0, ret;
+	pthread_t th;
+	DIR *d;
+	char go;
+
+	if (become_nobody() || !(t = nlt_open()))
+		return 100;
+	if (pthread_create(&th, NULL, create_thread, &a))
+		return 100;
+	OWN_CHECK(comm_wait_listed(t, own), "its own comm is not listed");
+	OWN_CHECK(comm_listed(t, other, NULL) == 0, "root's comm is listed");
+	ret = comm_lookup(t, &c, false);
+	OWN_CHECK(ret == -ENOENT, "get of root's comm: %d", ret);
+	c.id = own;
+	ret = comm_lookup(t, &c, false);
+	OWN_CHECK(ret == 0 && c.found, "get of its own comm: %d (%s)", ret, t->ext);
+	ret = comm_abort(t, other);
+	OWN_CHECK(ret == -EPERM && strstr(t->ext, "CAP_NET_ADMIN"),
+		  "abort of root's comm: %d (%s)", ret, t->ext);
+	errno = 0;
+	m = nlt_monitor();
+	OWN_CHECK(!m && errno == EPERM, "events group: %s", m ? "joined" : strerror(errno));
+	nlt_close(m);
+	errno = 0;
+	d = opendir("/sys/kernel/kcoll/comms");
+	OWN_CHECK(!d && errno == EACCES, "/sys/kernel/kcoll/comms: %s",
+		  d ? "listed" : strerror(errno));
+	if (d)
+		closedir(d);
+
+	/* Root looks now (it sees both); then our own abort ends our create. */
+	if (write(wfd, "r", 1) != 1 || read(rfd, &go, 1) != 1)
+		bad++;
+	ret = comm_abort(t, own);
+	OWN_CHECK(ret == 0, "abort of its own comm: %d (%s)", ret, t->ext);
+	pthread_join(th, NULL);
+	OWN_CHECK(a.ret == -ECONNABORTED, "its create returned %d", a.ret);
+	nlt_close(t);
+	return bad;
+}
+
+TEST_F_TIMEOUT(pair, users_see_and_abort_their_own_comms_only, 120)
+{
+	struct create_arg a = { .fd = self->fd, .id = self->id };
+	uint64_t own = self->id + 1;
+	int to_child[2], to_parent[2], status, fd;
+	uint32_t uid = 0;
+	pthread_t th;
+	char r;
+
+	/* Root's comm, connecting to a rank 1 that never comes. */
+	ASSERT_EQ(0, pthread_create(&th, NULL, create_thread, &a));
+	ASSERT_TRUE(comm_wait_listed(self->t, self->id));
+	fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child)
+		_exit(own_child(fd, own, self->id, to_parent[1], to_child[0]));
+	close(fd);
+	/* The administrator sees every user's comms, with their owners. */
+	EXPECT_EQ(1, read(to_parent[0], &r, 1));
+	EXPECT_EQ(1, comm_listed(self->t, own, &uid));
+	EXPECT_EQ(65534, uid);
+	EXPECT_EQ(1, comm_listed(self->t, self->id, &uid));
+	EXPECT_EQ(0, uid);
+	EXPECT_EQ(1, write(to_child[1], "g", 1));
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("%d checks failed as nobody",
+						 WEXITSTATUS(status));
+	/* ... and may abort any of them. */
+	EXPECT_EQ(0, comm_abort(self->t, self->id)) TH_LOG("%s", self->t->ext);
+	pthread_join(th, NULL);
+	EXPECT_EQ(-ECONNABORTED, a.ret);
+	close(to_child[0]);
+	close(to_child[1]);
+	close(to_parent[0]);
+	close(to_parent[1]);
 }
 
 /* One engine-get reply: count the engines and remember the first one's name and pairs. */
