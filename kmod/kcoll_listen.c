@@ -23,6 +23,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 
 #include "kcoll.h"
@@ -262,6 +263,31 @@ static void kcoll_listen_reject(struct rdma_cm_id *id, u8 reason)
 }
 
 /*
+ * Does the request come from the address rank @src has in @comm's peer table?  Every
+ * rank connects from its own table address (kcoll_conn_connect() binds it), so a request
+ * from elsewhere names a rank it is not: another host, or another node's local user,
+ * claiming a rank's place.  The port is not compared: the connecting side's is ephemeral.
+ */
+static bool kcoll_listen_src_ok(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src)
+{
+	const struct sockaddr *from = (const struct sockaddr *)&id->route.addr.dst_addr;
+	const struct sockaddr_storage *want;
+
+	if (src >= comm->nranks)
+		return false;
+	want = &comm->addrs[src];
+	if (from->sa_family != want->ss_family)
+		return false;
+	if (from->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)from)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)want)->sin_addr.s_addr;
+	if (from->sa_family == AF_INET6)
+		return ipv6_addr_equal(&((const struct sockaddr_in6 *)from)->sin6_addr,
+				       &((const struct sockaddr_in6 *)want)->sin6_addr);
+	return false;
+}
+
+/*
  * A connect request on a listener.  Return non-zero to have rdma_cm destroy the new id
  * (after we rejected it).
  */
@@ -286,6 +312,14 @@ int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	comm = kcoll_comm_find_get(l->net, be64_to_cpu(h->comm_id), be32_to_cpu(h->dst_rank));
 	if (!comm) {
 		reason = KCOLL_REJ_NOT_YET;
+		goto reject;
+	}
+	if (!kcoll_listen_src_ok(comm, id, be32_to_cpu(h->src_rank))) {
+		pr_warn_ratelimited("comm %llx rank %u: refused a connection claiming rank %u from another address (%pISc)\n",
+				    comm->comm_id, comm->rank, be32_to_cpu(h->src_rank),
+				    &id->route.addr.dst_addr);
+		kcoll_comm_put(comm);
+		reason = KCOLL_REJ_MISMATCH;
 		goto reject;
 	}
 	reason = kcoll_conn_accept(comm, id, be32_to_cpu(h->src_rank), be32_to_cpu(h->nranks));

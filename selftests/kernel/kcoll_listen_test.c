@@ -11,6 +11,9 @@
  * /dev/infiniband/ open to everyone (as rdma-core's udev rules leave it), with and without
  * RDMA_OPTION_ID_REUSEADDR: it must fail with EADDRINUSE or EADDRNOTAVAIL (what rdma_cm
  * answers when the port has a wildcard listener).
+ *
+ * And the listener takes a connection for rank j only from rank j's address in the peer
+ * table: an impostor on another address that speaks a valid hello is rejected.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,10 +26,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <infiniband/verbs.h>
+#include <pthread.h>
 #include <rdma/rdma_cma.h>
 
 #include "kcoll_test_comm.h"
 #include "kselftest_harness.h"
+#include "../../kmod/kcoll_wire.h"
 
 #define RXE	"kcoll_ls0"
 #define SYSMOD	"/sys/module/kcoll/parameters/"
@@ -180,6 +186,119 @@ TEST_F(port, new_port_held_at_once)
 		 self->port);
 	ASSERT_EQ(0, sh(cmd));
 	expect_port_held(_metadata, self->port);
+}
+
+/*
+ * An impostor, as nobody: connect to @ip's kcoll port with a valid hello for (@id, rank
+ * @src of 2, to rank 0).  Exit status: 0 rejected as a mismatch, 1 accepted, 2 anything else.
+ */
+static int impostor(const char *ip, unsigned int port, uint64_t id, uint32_t src)
+{
+	struct kcoll_wire_hello h = {
+		.magic = htonl(KCOLL_WIRE_MAGIC),
+		.version = (uint8_t)read_long(SYSMOD "proto_version"),
+		.comm_id = htobe64(id),
+		.src_rank = htonl(src),
+		.dst_rank = htonl(0),
+		.nranks = htonl(2),
+	};
+	struct sockaddr_in dst = { .sin_family = AF_INET, .sin_port = htons(port) };
+	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_RC, .cap = { 4, 4, 1, 1, 0 } };
+	struct rdma_conn_param cp = { .private_data = &h, .private_data_len = sizeof(h),
+				      .responder_resources = 1, .initiator_depth = 1,
+				      .retry_count = 3, .rnr_retry_count = 3 };
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *ev;
+	const struct kcoll_wire_reject *rej;
+	struct rdma_cm_id *cid;
+	struct ibv_cq *cq;
+	struct ibv_pd *pd;
+	int ret;
+
+	alarm(30);
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return 2;
+	inet_pton(AF_INET, ip, &dst.sin_addr);
+	ch = rdma_create_event_channel();
+	if (!ch || rdma_create_id(ch, &cid, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(cid, NULL, (struct sockaddr *)&dst, 5000) ||
+	    rdma_get_cm_event(ch, &ev) || ev->event != RDMA_CM_EVENT_ADDR_RESOLVED ||
+	    rdma_ack_cm_event(ev) || rdma_resolve_route(cid, 5000) ||
+	    rdma_get_cm_event(ch, &ev) || ev->event != RDMA_CM_EVENT_ROUTE_RESOLVED ||
+	    rdma_ack_cm_event(ev))
+		return 2;
+	pd = ibv_alloc_pd(cid->verbs);
+	cq = pd ? ibv_create_cq(cid->verbs, 16, NULL, NULL, 0) : NULL;
+	if (!cq)
+		return 2;
+	qa.send_cq = cq;
+	qa.recv_cq = cq;
+	if (rdma_create_qp(cid, pd, &qa) || rdma_connect(cid, &cp) || rdma_get_cm_event(ch, &ev))
+		return 2;
+	rej = ev->param.conn.private_data;
+	if (ev->event == RDMA_CM_EVENT_ESTABLISHED)
+		ret = 1;
+	else if (ev->event == RDMA_CM_EVENT_REJECTED && rej &&
+		 ev->param.conn.private_data_len >= sizeof(*rej) &&
+		 rej->reason == KCOLL_REJ_MISMATCH)
+		ret = 0;
+	else
+		ret = 2;
+	fprintf(stderr, "#   impostor: %s, status %d, reason %d\n", rdma_event_str(ev->event),
+		ev->status, rej && ev->param.conn.private_data_len >= sizeof(*rej) ?
+		rej->reason : -1);
+	rdma_ack_cm_event(ev);
+	return ret;
+}
+
+struct create_arg {
+	int fd;
+	uint64_t id;
+	int ret;
+};
+
+/* Rank 0 of 2; rank 1's table address is 169.254.77.9, which nobody here has. */
+static void *create_rank0(void *p)
+{
+	struct kcoll_sockaddr peers[2] = { kt_addr(0), kt_addr(8) };
+	struct create_arg *a = p;
+	uint32_t h;
+
+	a->ret = kt_comm_create(a->fd, a->id, 0, 2, peers, 8000, &h, NULL);
+	if (!a->ret)
+		kt_comm_destroy(a->fd, h);
+	return NULL;
+}
+
+/* A valid hello for rank 1 from rank 0's own address, not rank 1's: rejected. */
+TEST_F_TIMEOUT(port, impostor_from_another_address_rejected, 60)
+{
+	struct create_arg a = { .id = kt_comm_id(_metadata->name, getpid()) };
+	char dir[128];
+	pthread_t th;
+	int i, status;
+	pid_t pid;
+
+	a.fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, a.fd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, create_rank0, &a));
+	snprintf(dir, sizeof(dir), "/sys/kernel/kcoll/comms/%016llx-0",
+		 (unsigned long long)a.id);
+	for (i = 0; i < 100 && access(dir, F_OK); i++)
+		usleep(50 * 1000);
+	ASSERT_EQ(0, access(dir, F_OK)) TH_LOG("the comm never showed up");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(impostor("169.254.77.1", self->port, a.id, 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("the impostor was %s",
+						 WEXITSTATUS(status) == 1 ? "accepted" :
+						 "neither accepted nor rejected as a mismatch");
+	pthread_join(th, NULL);
+	EXPECT_NE(0, a.ret);
+	close(a.fd);
 }
 
 TEST_HARNESS_MAIN
