@@ -14,7 +14,8 @@
  * own user and network namespaces has CAP_NET_ADMIN there, and must not get them (checked in
  * pre_doit, so the refusal carries a message too).  A communicator is its owner's: only the
  * owner (the uid that created it) sees it and may abort it, or a caller with CAP_NET_ADMIN in
- * the initial user namespace; others get -ENOENT for reads, -EPERM for an abort.  The
+ * the initial user namespace (struct kcoll_nl_who); others get -ENOENT for reads, -EPERM
+ * for an abort.  The
  * events group needs CAP_NET_ADMIN in the user namespace owning the listener's network
  * namespace: communicator events go to a communicator's own namespace.
  *
@@ -239,27 +240,45 @@ static int kcoll_nl_dump_check(struct netlink_callback *cb)
 	return 0;
 }
 
-/*
- * May the sender of @skb (a request) act on @comm as its owner would: its uid created
- * the comm, or it has CAP_NET_ADMIN in the initial user namespace (for the socket's opener
- * and for the caller, as netlink_capable() checks).  The uid is the one the kernel stamped
- * on the request (SCM credentials: a process can only claim its own uids).
+/**
+ * struct kcoll_nl_who - who sent a request about communicators
+ * @req:	the request
+ * @admin:	CAP_NET_ADMIN in the initial user namespace: 1, 0, or -1 not asked yet (asked
+ *		once per request: a denied capability may be audited, so not once per comm)
  */
-static bool kcoll_nl_comm_owner_or_admin(struct kcoll_comm *comm, const struct sk_buff *skb)
+struct kcoll_nl_who {
+	const struct sk_buff *req;
+	int admin;
+};
+
+#define KCOLL_NL_WHO(skb)	((struct kcoll_nl_who){ .req = (skb), .admin = -1 })
+
+/* For the socket's opener and for the caller, as netlink_capable() checks. */
+static bool kcoll_nl_who_admin(struct kcoll_nl_who *w)
 {
-	return uid_eq(comm->owner_uid, NETLINK_CB(skb).creds.uid) ||
-	       netlink_capable(skb, CAP_NET_ADMIN);
+	if (w->admin < 0)
+		w->admin = netlink_capable(w->req, CAP_NET_ADMIN);
+	return w->admin;
+}
+
+/*
+ * May the requester act on @comm as its owner would: its uid created the comm, or it is an
+ * administrator.  The uid is the one the kernel stamped on the request (SCM credentials: a
+ * process can only claim its own uids).
+ */
+static bool kcoll_nl_who_owns(struct kcoll_nl_who *w, struct kcoll_comm *comm)
+{
+	return uid_eq(comm->owner_uid, NETLINK_CB(w->req).creds.uid) || kcoll_nl_who_admin(w);
 }
 
 /*
  * The requester sees a comm of its own namespace, or every namespace's from the initial
- * one; and only its own unless it is an administrator (kcoll_nl_comm_owner_or_admin()).
+ * one; and only its own unless it is an administrator (kcoll_nl_who_owns()).
  */
 static bool kcoll_nl_comm_visible(struct kcoll_comm *comm, struct net *net,
-				  const struct sk_buff *req)
+				  struct kcoll_nl_who *w)
 {
-	return (net_eq(net, &init_net) || net_eq(comm->net, net)) &&
-	       kcoll_nl_comm_owner_or_admin(comm, req);
+	return (net_eq(net, &init_net) || net_eq(comm->net, net)) && kcoll_nl_who_owns(w, comm);
 }
 
 /* ---- devices ----------------------------------------------------------------------------- */
@@ -720,13 +739,14 @@ struct kcoll_nl_comm_dump {
 	struct sk_buff *skb;
 	struct netlink_callback *cb;
 	struct net *net;
+	struct kcoll_nl_who who;
 };
 
 static int kcoll_nl_comm_dump_one(struct kcoll_comm *comm, void *arg)
 {
 	struct kcoll_nl_comm_dump *d = arg;
 
-	if (!kcoll_nl_comm_visible(comm, d->net, d->cb->skb))
+	if (!kcoll_nl_comm_visible(comm, d->net, &d->who))
 		return 0;
 	return kcoll_nl_comm_fill(d->skb, comm, sk_user_ns(NETLINK_CB(d->cb->skb).sk),
 				  NETLINK_CB(d->cb->skb).portid, d->cb->nlh->nlmsg_seq,
@@ -735,7 +755,8 @@ static int kcoll_nl_comm_dump_one(struct kcoll_comm *comm, void *arg)
 
 static int kcoll_nl_comm_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct kcoll_nl_comm_dump d = { .skb = skb, .cb = cb, .net = sock_net(skb->sk) };
+	struct kcoll_nl_comm_dump d = { .skb = skb, .cb = cb, .net = sock_net(skb->sk),
+					.who = KCOLL_NL_WHO(cb->skb) };
 	unsigned long pos = cb->args[0];
 	int ret;
 
@@ -760,6 +781,7 @@ struct kcoll_nl_comm_find {
 	struct sk_buff *msg;	/* NULL: only look */
 	struct genl_info *info;
 	struct sk_buff *info_skb;	/* the request */
+	struct kcoll_nl_who who;
 };
 
 static int kcoll_nl_comm_find_one(struct kcoll_comm *comm, void *arg)
@@ -767,7 +789,7 @@ static int kcoll_nl_comm_find_one(struct kcoll_comm *comm, void *arg)
 	struct kcoll_nl_comm_find *f = arg;
 
 	if (comm->comm_id != f->comm_id || comm->rank != f->rank || !net_eq(comm->net, f->net) ||
-	    !kcoll_nl_comm_owner_or_admin(comm, f->info_skb))
+	    !kcoll_nl_who_owns(&f->who, comm))
 		return 0;
 	f->nranks = comm->nranks;
 	if (!f->msg)
@@ -798,7 +820,7 @@ static bool kcoll_nl_comm_key(struct genl_info *info, u64 *comm_id, u32 *rank)
 static int kcoll_nl_comm_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct kcoll_nl_comm_find f = { .net = genl_info_net(info), .info = info,
-					.info_skb = skb };
+					.info_skb = skb, .who = KCOLL_NL_WHO(skb) };
 	unsigned long pos = 0;
 	int ret;
 
@@ -829,6 +851,7 @@ out_noent:
  */
 static int kcoll_nl_comm_abort_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct kcoll_nl_who who = KCOLL_NL_WHO(skb);
 	struct kcoll_comm *comm;
 	u64 comm_id;
 	u32 rank;
@@ -836,8 +859,7 @@ static int kcoll_nl_comm_abort_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!kcoll_nl_comm_key(info, &comm_id, &rank))
 		return -EINVAL;
 	comm = kcoll_comm_find_get(genl_info_net(info), comm_id, rank);
-	if (!(comm ? kcoll_nl_comm_owner_or_admin(comm, skb) :
-		     netlink_capable(skb, CAP_NET_ADMIN))) {
+	if (!(comm ? kcoll_nl_who_owns(&who, comm) : kcoll_nl_who_admin(&who))) {
 		if (comm)
 			kcoll_comm_put(comm);
 		NL_SET_ERR_MSG(info->extack,
