@@ -39,26 +39,6 @@
 /* kcoll_listen.c: KCOLL_LISTEN_LINGER_MS, how long an unused listener used to stay */
 #define LINGER_S 10
 
-static int sh(const char *cmd)
-{
-	int ret = system(cmd);
-
-	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
-}
-
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
 /* One bind attempt: as nobody, in a child; 0 if it bound, else the errno. */
 static int bind_as_nobody(const char *ip, unsigned int port, bool reuse)
 {
@@ -134,18 +114,18 @@ FIXTURE(port) {
 
 FIXTURE_SETUP(port)
 {
-	self->port = read_long(SYSMOD "listen_port");
+	self->port = kt_read_long(SYSMOD "listen_port", -1);
 	ASSERT_LT(0, self->port);
-	sh("rdma link delete " RXE " 2>/dev/null");
-	ASSERT_EQ(0, sh("rdma link add " RXE " type rxe netdev eth0"));
+	kt_sh("rdma link delete " RXE " 2>/dev/null");
+	ASSERT_EQ(0, kt_sh("rdma link add " RXE " type rxe netdev eth0"));
 	/* As rdma-core's udev rules leave them: every user may use rdma_cm and verbs. */
-	ASSERT_EQ(0, sh("chmod 0666 /dev/infiniband/*"));
+	ASSERT_EQ(0, kt_sh("chmod 0666 /dev/infiniband/*"));
 }
 
 FIXTURE_TEARDOWN(port)
 {
-	sh("chmod 0600 /dev/infiniband/*");
-	sh("rdma link delete " RXE);
+	kt_sh("chmod 0600 /dev/infiniband/*");
+	kt_sh("rdma link delete " RXE);
 }
 
 /* Loaded, no communicator yet: the port is already kcoll's. */
@@ -180,11 +160,11 @@ TEST_F(port, new_port_held_at_once)
 	char cmd[128];
 
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set listen_port %u", port);
-	ASSERT_EQ(0, sh(cmd));
+	ASSERT_EQ(0, kt_sh(cmd));
 	expect_port_held(_metadata, port);
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set listen_port %ld",
 		 self->port);
-	ASSERT_EQ(0, sh(cmd));
+	ASSERT_EQ(0, kt_sh(cmd));
 	expect_port_held(_metadata, self->port);
 }
 
@@ -196,7 +176,7 @@ static int impostor(const char *ip, unsigned int port, uint64_t id, uint32_t src
 {
 	struct kcoll_wire_hello h = {
 		.magic = htonl(KCOLL_WIRE_MAGIC),
-		.version = (uint8_t)read_long(SYSMOD "proto_version"),
+		.version = (uint8_t)kt_read_long(SYSMOD "proto_version", -1),
 		.comm_id = htobe64(id),
 		.src_rank = htonl(src),
 		.dst_rank = htonl(0),

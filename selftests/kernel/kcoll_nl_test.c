@@ -228,26 +228,6 @@ static void nlt_close(struct nlt *t)
 
 /* ---- helpers ----------------------------------------------------------------------------- */
 
-static int sh(const char *cmd)
-{
-	int ret = system(cmd);
-
-	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
-}
-
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -999;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -999;
-		fclose(f);
-	}
-	return v;
-}
-
 /* The request must fail with EINVAL and say why. */
 #define EXPECT_EINVAL_MSG(t, nlh) do {						\
 	int __r = nlt_talk((t), (nlh), NULL, NULL);				\
@@ -474,13 +454,13 @@ TEST_F(nl, refused_config_changes_nothing)
 {
 	struct nlt *t = self->t;
 	struct nlmsghdr *nlh;
-	long before = read_long(SYSMOD "op_timeout_ms");
+	long before = kt_read_long(SYSMOD "op_timeout_ms", -999);
 
 	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
 	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_OP_TIMEOUT_MS, 4321);
 	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_TREE_RANKS, 1);
 	EXPECT_EINVAL_MSG(t, nlh);
-	EXPECT_EQ(before, read_long(SYSMOD "op_timeout_ms"));
+	EXPECT_EQ(before, kt_read_long(SYSMOD "op_timeout_ms", -999));
 }
 
 /* ---- privilege --------------------------------------------------------------------------- */
@@ -670,8 +650,8 @@ FIXTURE_SETUP(priv)
 {
 	/* Debian's switch for unprivileged user namespaces (on by default; made sure). */
 	write_file("/proc/sys/kernel/unprivileged_userns_clone", "1");
-	self->timeout = read_long(SYSMOD "op_timeout_ms");
-	self->port = read_long(SYSMOD "listen_port");
+	self->timeout = kt_read_long(SYSMOD "op_timeout_ms", -999);
+	self->port = kt_read_long(SYSMOD "listen_port", -999);
 }
 
 FIXTURE_TEARDOWN(priv)
@@ -691,15 +671,15 @@ TEST_F(priv, changes_are_eperm)
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("%d changing commands were not refused",
 						 WEXITSTATUS(status));
-	EXPECT_EQ(self->timeout, read_long(SYSMOD "op_timeout_ms"));
-	EXPECT_EQ(self->port, read_long(SYSMOD "listen_port"));
-	if (self->timeout != read_long(SYSMOD "op_timeout_ms") ||
-	    self->port != read_long(SYSMOD "listen_port")) {
+	EXPECT_EQ(self->timeout, kt_read_long(SYSMOD "op_timeout_ms", -999));
+	EXPECT_EQ(self->port, kt_read_long(SYSMOD "listen_port", -999));
+	if (self->timeout != kt_read_long(SYSMOD "op_timeout_ms", -999) ||
+	    self->port != kt_read_long(SYSMOD "listen_port", -999)) {
 		char cmd[128];
 
 		snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set op_timeout_ms %ld"
 			 " listen_port %ld", self->timeout, self->port);
-		sh(cmd);
+		kt_sh(cmd);
 	}
 }
 
@@ -726,8 +706,8 @@ TEST(unprivileged_kcollctl)
 {
 	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 		SKIP(return, "cannot become nobody");
-	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl config set op_timeout_ms 10000"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl config show >/dev/null"));
+	EXPECT_EQ(1, kt_sh("tools/kcollctl/kcollctl config set op_timeout_ms 10000"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl config show >/dev/null"));
 }
 
 /* ---- devices and configuration ------------------------------------------------------------- */
@@ -816,8 +796,8 @@ FIXTURE(dev) {
 
 FIXTURE_SETUP(dev)
 {
-	sh("rdma link delete " RXE " 2>/dev/null");
-	ASSERT_EQ(0, sh("rdma link add " RXE " type rxe netdev eth0"));
+	kt_sh("rdma link delete " RXE " 2>/dev/null");
+	ASSERT_EQ(0, kt_sh("rdma link add " RXE " type rxe netdev eth0"));
 	self->t = nlt_open();
 	ASSERT_NE(NULL, self->t);
 }
@@ -825,7 +805,7 @@ FIXTURE_SETUP(dev)
 FIXTURE_TEARDOWN(dev)
 {
 	nlt_close(self->t);
-	sh("rdma link delete " RXE);
+	kt_sh("rdma link delete " RXE);
 }
 
 TEST_F(dev, dump_and_get_show_ports_and_gids)
@@ -864,19 +844,19 @@ TEST_F(dev, set_allowed_and_tos)
 	mnl_attr_put_u8(nlh, KCOLL_A_DEV_ALLOWED, 0);
 	mnl_attr_put_u32(nlh, KCOLL_A_DEV_TOS, 104);
 	ASSERT_EQ(0, nlt_talk(self->t, nlh, NULL, NULL)) TH_LOG("%s", self->t->ext);
-	EXPECT_EQ(0, read_long("/sys/kernel/kcoll/devices/" RXE "/allowed"));
+	EXPECT_EQ(0, kt_read_long("/sys/kernel/kcoll/devices/" RXE "/allowed", -999));
 	nlh = nlt_cmd(self->t, KCOLL_CMD_DEV_GET, 0);
 	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
 	ASSERT_EQ(0, nlt_talk(self->t, nlh, dev_cb, &d));
 	EXPECT_EQ(0, d.allowed);
 	EXPECT_EQ(104, d.tos);
 	/* kcollctl shows and sets it too. */
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl -j dev show " RXE
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl -j dev show " RXE
 			" | grep -q '\"allowed\":false.*\"tos\":104'"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev set " RXE " allowed yes tos default"));
-	EXPECT_EQ(1, read_long("/sys/kernel/kcoll/devices/" RXE "/allowed"));
-	EXPECT_EQ(2, sh("tools/kcollctl/kcollctl dev set " RXE " allowed maybe 2>/dev/null"));
-	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl dev set nodev0 allowed yes 2>/dev/null"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl dev set " RXE " allowed yes tos default"));
+	EXPECT_EQ(1, kt_read_long("/sys/kernel/kcoll/devices/" RXE "/allowed", -999));
+	EXPECT_EQ(2, kt_sh("tools/kcollctl/kcollctl dev set " RXE " allowed maybe 2>/dev/null"));
+	EXPECT_EQ(1, kt_sh("tools/kcollctl/kcollctl dev set nodev0 allowed yes 2>/dev/null"));
 }
 
 /* Read the device back; 0 or -errno. */
@@ -943,9 +923,9 @@ TEST_F(dev, gid_index_refused)
 	EXPECT_EQ(-1, d.gid_index);
 	EXPECT_EQ(-1, d.tos);
 	/* kcollctl refuses a bad value itself (2), relays the kernel's refusal (1). */
-	EXPECT_EQ(2, sh("tools/kcollctl/kcollctl dev set " RXE " gid none 2>/dev/null"));
-	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl dev set " RXE " gid 1048576 2>/dev/null"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev set " RXE " gid 1048576 2>&1"
+	EXPECT_EQ(2, kt_sh("tools/kcollctl/kcollctl dev set " RXE " gid none 2>/dev/null"));
+	EXPECT_EQ(1, kt_sh("tools/kcollctl/kcollctl dev set " RXE " gid 1048576 2>/dev/null"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl dev set " RXE " gid 1048576 2>&1"
 			" | grep -q 'beyond the device'"));
 }
 
@@ -955,8 +935,8 @@ TEST_F(nl, gid_index_iwarp_eopnotsupp)
 	struct nlmsghdr *nlh;
 	int ret;
 
-	if (sh("modprobe siw 2>/dev/null") ||
-	    sh("rdma link add kcoll_siw0 type siw netdev eth0 2>/dev/null"))
+	if (kt_sh("modprobe siw 2>/dev/null") ||
+	    kt_sh("rdma link add kcoll_siw0 type siw netdev eth0 2>/dev/null"))
 		SKIP(return, "no Soft-iWARP (siw) in this kernel");
 	nlh = nlt_cmd(self->t, KCOLL_CMD_DEV_SET, 0);
 	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, "kcoll_siw0");
@@ -970,7 +950,7 @@ TEST_F(nl, gid_index_iwarp_eopnotsupp)
 	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, "kcoll_siw0");
 	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, (uint32_t)-1);
 	EXPECT_EQ(0, nlt_talk(self->t, nlh, NULL, NULL)) TH_LOG("%s", self->t->ext);
-	sh("rdma link delete kcoll_siw0");
+	kt_sh("rdma link delete kcoll_siw0");
 }
 
 /* Set, read back by netlink and kcollctl, cleared with -1 and with "auto". */
@@ -988,10 +968,10 @@ TEST_F(dev, gid_index_set_get_clear)
 	EXPECT_EQ(d.v4_index, d.gid_index);
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl -j dev show " RXE
 		 " | grep -q '\"gid_index\":%d,'", d.v4_index);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl dev show " RXE
 		 " | grep -q ' gid %d comms'", d.v4_index);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 
 	ASSERT_EQ(0, dev_set_gid(t, -1)) TH_LOG("%s", t->ext);
 	ASSERT_EQ(0, dev_read(t, &d));
@@ -999,16 +979,16 @@ TEST_F(dev, gid_index_set_get_clear)
 
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl dev set " RXE " gid %d tos 8",
 		 d.v4_index);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 	ASSERT_EQ(0, dev_read(t, &d));
 	EXPECT_EQ(d.v4_index, d.gid_index);
 	EXPECT_EQ(8, d.tos);
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev set " RXE " gid auto tos default"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl dev set " RXE " gid auto tos default"));
 	ASSERT_EQ(0, dev_read(t, &d));
 	EXPECT_EQ(-1, d.gid_index);
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl -j dev show " RXE
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl -j dev show " RXE
 			" | grep -q '\"gid_index\":-1,'"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev show " RXE " | grep -q ' gid auto comms'"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl dev show " RXE " | grep -q ' gid auto comms'"));
 }
 
 struct cfg_seen {
@@ -1056,7 +1036,7 @@ static int cfg_cb(const struct nlmsghdr *nlh, void *data)
 TEST_F(nl, config_set_get_and_module_parameters)
 {
 	struct nlt *t = self->t;
-	long old_op = read_long(SYSMOD "op_timeout_ms");
+	long old_op = kt_read_long(SYSMOD "op_timeout_ms", -999);
 	struct cfg_seen c = { 0 };
 	struct nlmsghdr *nlh;
 	struct nlattr *nest;
@@ -1080,18 +1060,18 @@ TEST_F(nl, config_set_get_and_module_parameters)
 	EXPECT_EQ(KCOLL_ALG_RING, c.algo_allreduce);
 	EXPECT_EQ(KCOLL_NUM_COLLECTIVES, c.nalgo);
 	/* The module parameters are the same values, both ways. */
-	EXPECT_EQ(12345, read_long(SYSMOD "op_timeout_ms"));
-	EXPECT_EQ(96, read_long(SYSMOD "tos"));
-	EXPECT_EQ(0, sh("echo 23456 > " SYSMOD "op_timeout_ms"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl -j config show | grep -q "
+	EXPECT_EQ(12345, kt_read_long(SYSMOD "op_timeout_ms", -999));
+	EXPECT_EQ(96, kt_read_long(SYSMOD "tos", -999));
+	EXPECT_EQ(0, kt_sh("echo 23456 > " SYSMOD "op_timeout_ms"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl -j config show | grep -q "
 			"'\"op_timeout_ms\":23456.*\"allreduce\":\"ring\"'"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl config set tos default algo allreduce auto "
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl config set tos default algo allreduce auto "
 			"chunk_bytes 262144"));
-	EXPECT_EQ(-1, read_long(SYSMOD "tos"));
-	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl config set chunk_bytes 5000 2>/dev/null"));
+	EXPECT_EQ(-1, kt_read_long(SYSMOD "tos", -999));
+	EXPECT_EQ(1, kt_sh("tools/kcollctl/kcollctl config set chunk_bytes 5000 2>/dev/null"));
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set op_timeout_ms %ld",
 		 old_op);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 }
 
 /* ---- communicators and events ---------------------------------------------------------------- */
@@ -1263,10 +1243,10 @@ TEST(events_device_added_and_removed)
 	struct ev_seen e;
 
 	ASSERT_NE(NULL, m);
-	sh("rdma link delete " RXE " 2>/dev/null");
-	ASSERT_EQ(0, sh("rdma link add " RXE " type rxe netdev eth0"));
+	kt_sh("rdma link delete " RXE " 2>/dev/null");
+	ASSERT_EQ(0, kt_sh("rdma link add " RXE " type rxe netdev eth0"));
 	EXPECT_TRUE(ev_wait(m, KCOLL_CMD_DEV_ADDED_NTF, 0, RXE, 5000, &e));
-	ASSERT_EQ(0, sh("rdma link delete " RXE));
+	ASSERT_EQ(0, kt_sh("rdma link delete " RXE));
 	EXPECT_TRUE(ev_wait(m, KCOLL_CMD_DEV_REMOVED_NTF, 0, RXE, 5000, &e));
 	nlt_close(m);
 }
@@ -1285,8 +1265,8 @@ FIXTURE(pair) {
 
 FIXTURE_SETUP(pair)
 {
-	sh("rdma link delete " RXE " 2>/dev/null");
-	ASSERT_EQ(0, sh("rdma link add " RXE " type rxe netdev eth0"));
+	kt_sh("rdma link delete " RXE " 2>/dev/null");
+	ASSERT_EQ(0, kt_sh("rdma link add " RXE " type rxe netdev eth0"));
 	self->t = nlt_open();
 	self->m = nlt_monitor();
 	ASSERT_NE(NULL, self->t);
@@ -1306,7 +1286,7 @@ FIXTURE_TEARDOWN(pair)
 	close(self->fd);
 	nlt_close(self->t);
 	nlt_close(self->m);
-	sh("rdma link delete " RXE);
+	kt_sh("rdma link delete " RXE);
 }
 
 /* Rank 1 in a child: create, tell the parent, then block in a receive until killed. */
@@ -1387,7 +1367,7 @@ TEST_F_TIMEOUT(pair, gid_selection_enforced, 120)
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl -j comm show %016llx"
 		 " | grep -q '\"sgid_index\":%d,\"gid_type\":\"roce-v'",
 		 (unsigned long long)c.id, d.v4_index);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 	EXPECT_EQ(0, dev_set_gid(self->t, -1));
 	kt_comm_destroy(self->fd, h);
 }
@@ -1440,7 +1420,7 @@ TEST_F_TIMEOUT(pair, create_show_kill_destroy_events, 120)
 		 "[p[\"rank\"] for p in x[\"peers\"]], x[\"peers\"][0][\"state\"]) for x in c) == "
 		 "[(0, 2, \"ready\", [1], \"up\"), (1, 2, \"ready\", [0], \"up\")], c'",
 		 (unsigned long long)self->id);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 
 	/* The peer is killed in a blocking receive: rank 0 loses it. */
 	usleep(200 * 1000);
@@ -1530,7 +1510,7 @@ TEST_F(pair, admin_abort_ready_comm)
 	ASSERT_EQ(0, comm_create(self->fd, self->id, 0, 1, 5000, &h));
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl comm abort %016llx-0",
 		 (unsigned long long)self->id);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 	q.handle = h;
 	ASSERT_EQ(0, kt_ioctl(self->fd, KCOLL_IOC_COMM_QUERY, &q));
 	EXPECT_EQ(KCOLL_COMM_ABORTED, q.state);
@@ -1538,7 +1518,7 @@ TEST_F(pair, admin_abort_ready_comm)
 	ASSERT_EQ(0, comm_lookup(self->t, &c, false));
 	EXPECT_EQ(KCOLL_COMM_ABORTED, c.state);
 	EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
-	EXPECT_EQ(1, sh(cmd));	/* gone now */
+	EXPECT_EQ(1, kt_sh(cmd));	/* gone now */
 }
 
 /* ---- owners: a user sees and aborts its own communicators only ----------------------- */
