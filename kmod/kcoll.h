@@ -245,6 +245,7 @@ struct kcoll_region {
  * @kobj:	/sys/kernel/kcoll/comms/<id>-<rank>; its refcount owns the memory
  * @ctx:	owning file context (valid while listed in ctx->comms)
  * @handle, @comm_id, @rank, @nranks, @owner_pid: constant after create
+ * @owner_uid:	effective uid of the creator: who may see and abort it over netlink
  * @net:	network namespace of the creator (reference held)
  * @addrs:	every rank's address (constant)
  * @dev:	RDMA device of this rank's address (user reference), @pd on it
@@ -283,6 +284,7 @@ struct kcoll_comm {
 	u32 rank;
 	u32 nranks;
 	pid_t owner_pid;
+	kuid_t owner_uid;
 	struct net *net;
 	struct sockaddr_storage *addrs;
 	struct kcoll_dev *dev;
@@ -564,6 +566,7 @@ void kcoll_conn_retry_work(struct work_struct *work);
 struct kcoll_listener;
 struct kcoll_listener *kcoll_listener_get(struct net *net, u16 port);
 void kcoll_listener_put(struct kcoll_listener *l);
+void kcoll_listen_keep(u16 port);
 void kcoll_listeners_exit(void);
 int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
@@ -650,7 +653,7 @@ void kcoll_sysfs_exit(void);
 int kcoll_sysfs_dev_add(struct kcoll_dev *dev);
 void kcoll_sysfs_dev_del(struct kcoll_dev *dev);
 void kcoll_sysfs_dev_rename(struct kcoll_dev *dev);
-struct kobject *kcoll_sysfs_subdir(const char *name);
+struct kobject *kcoll_sysfs_subdir(const char *name, umode_t mode);
 
 /* kcoll_chrdev.c */
 int kcoll_chrdev_init(void);

@@ -584,6 +584,7 @@ static struct kcoll_comm *kcoll_comm_alloc(const struct kcoll_comm_create *arg)
 	comm->rank = arg->rank;
 	comm->nranks = arg->nranks;
 	comm->owner_pid = task_tgid_nr(current);
+	comm->owner_uid = current_euid();
 	comm->failed_rank = U32_MAX;
 	comm->state = KCOLL_COMM_CREATING;
 	INIT_LIST_HEAD(&comm->list);
@@ -879,7 +880,8 @@ void kcoll_ctx_destroy_comms(struct kcoll_ctx *ctx)
 
 int kcoll_comm_init(void)
 {
-	kcoll_comms_kobj = kcoll_sysfs_subdir("comms");
+	/* Its entries name other users' communicators: root lists it (security.rst). */
+	kcoll_comms_kobj = kcoll_sysfs_subdir("comms", 0700);
 	return kcoll_comms_kobj ? 0 : -ENOMEM;
 }
 

@@ -93,16 +93,21 @@ int kcoll_config_check(const struct kcoll_config *c, struct netlink_ext_ack *ext
 int kcoll_config_set(const struct kcoll_config *c, struct netlink_ext_ack *extack)
 {
 	int ret = kcoll_config_check(c, extack);
+	bool new_port;
 
 	if (ret)
 		return ret;
 	mutex_lock(&kcoll_config_mutex);
+	new_port = c->listen_port != READ_ONCE(kcoll_listen_port);
 	kcoll_cfg = *c;
 	WRITE_ONCE(kcoll_listen_port, c->listen_port);
 	WRITE_ONCE(kcoll_connect_timeout_ms, c->connect_timeout_ms);
 	WRITE_ONCE(kcoll_op_timeout_ms, c->op_timeout_ms);
 	WRITE_ONCE(kcoll_tos, c->tos);
 	mutex_unlock(&kcoll_config_mutex);
+	/* The node listens on the new port from now on (and lets the old one go). */
+	if (new_port)
+		kcoll_listen_keep(c->listen_port);
 	return 0;
 }
 

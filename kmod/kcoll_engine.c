@@ -386,7 +386,7 @@ int kcoll_engine_init(void)
 
 	kcoll_builtin_ops = kcoll_reduce_best(boot_cpu_has(X86_FEATURE_AVX2) &&
 					      boot_cpu_has(X86_FEATURE_OSXSAVE));
-	kcoll_engines_kobj = kcoll_sysfs_subdir("engines");
+	kcoll_engines_kobj = kcoll_sysfs_subdir("engines", 0755);
 	if (!kcoll_engines_kobj)
 		return -ENOMEM;
 	ent = kcoll_engine_entry_add(kcoll_builtin_ops->name, NULL);

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The rdma_cm listeners: one per (network namespace, port), created by the first
- * communicator that needs it and destroyed KCOLL_LISTEN_LINGER_MS after the last one goes,
- * so kcoll listens only while it has communicators, and holds a namespace alive only that
- * much longer.  The linger is for jobs that destroy one communicator and create the next:
- * tearing a listener down while a peer's connect request is in flight to it is needless
- * churn, and Soft-iWARP in 6.1 can then free the listener's endpoint under rdma_cm (KASAN:
- * use-after-free in siw_destroy_listen()).  Incoming requests are matched to a communicator
- * by the hello in their private data.
+ * The rdma_cm listeners: one per (network namespace, port).
+ *
+ * The node's listener - the initial namespace's, on the configured listen_port - is kept
+ * from module load (or the first communicator, if the port was busy then) until module
+ * unload: were it to go between jobs, any local program could bind the port and collect
+ * the hellos of peers connecting to this node (Documentation/security.rst).  It also never
+ * goes while connect requests are in flight to it (Soft-iWARP in 6.1 can then free the
+ * listener's endpoint under rdma_cm, KASAN: use-after-free in siw_destroy_listen()).
+ *
+ * Others - another namespace, or a port a peer table chose - are created by the first
+ * communicator that needs them and destroyed KCOLL_LISTEN_LINGER_MS after the last one goes:
+ * a listener holds its namespace (its cm_ids do), so one kept for the module's lifetime
+ * would keep every namespace that ever had a communicator.  The linger is for jobs that
+ * destroy one communicator and create the next.  Incoming requests are matched to a
+ * communicator by the hello in their private data.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,6 +23,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <net/ipv6.h>
 #include <net/net_namespace.h>
 
 #include "kcoll.h"
@@ -26,6 +34,8 @@
  * @net:	the namespace (the cm_ids hold references to it)
  * @port:	the rdma_cm port
  * @users:	communicators using it (kcoll_listeners_mutex)
+ * @kept:	the node's listener: stays while unused, until module exit or another port
+ *		is configured (kcoll_listeners_mutex)
  * @id4:	IPv4 listening id
  * @id6:	IPv6 listening id, NULL without IPv6
  * @linger:	destroys it once unused for KCOLL_LISTEN_LINGER_MS; queued, and cancelled
@@ -38,6 +48,7 @@ struct kcoll_listener {
 	struct net *net;
 	u16 port;
 	unsigned int users;
+	bool kept;
 	struct rdma_cm_id *id4;
 	struct rdma_cm_id *id6;
 	struct delayed_work linger;
@@ -98,6 +109,39 @@ out_destroy:
 	return ERR_PTR(ret);
 }
 
+/* The listener of @net and @port, created if there is none.  Context: the mutex held. */
+static struct kcoll_listener *kcoll_listener_find_add(struct net *net, u16 port)
+{
+	struct kcoll_listener *l;
+	struct rdma_cm_id *id;
+
+	lockdep_assert_held(&kcoll_listeners_mutex);
+	list_for_each_entry(l, &kcoll_listeners, list) {
+		if (net_eq(l->net, net) && l->port == port)
+			return l;
+	}
+	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	if (!l)
+		return ERR_PTR(-ENOMEM);
+	l->net = net;
+	l->port = port;
+	INIT_DELAYED_WORK(&l->linger, kcoll_listener_linger);
+	id = kcoll_listen_one(l, AF_INET);
+	if (IS_ERR(id)) {
+		pr_err("cannot listen on rdma_cm port %u: %ld\n", port, PTR_ERR(id));
+		kfree(l);
+		return ERR_CAST(id);
+	}
+	l->id4 = id;
+	/* IPv6 is optional: a kernel or namespace without it still serves IPv4. */
+	id = kcoll_listen_one(l, AF_INET6);
+	l->id6 = IS_ERR(id) ? NULL : id;
+	/* The node's listener, if the first communicator creates it (the port was busy). */
+	l->kept = net_eq(net, &init_net) && port == READ_ONCE(kcoll_listen_port);
+	list_add(&l->list, &kcoll_listeners);
+	return l;
+}
+
 /**
  * kcoll_listener_get - the listener of a namespace and port, created on first use
  * @net:	network namespace
@@ -109,37 +153,11 @@ out_destroy:
 struct kcoll_listener *kcoll_listener_get(struct net *net, u16 port)
 {
 	struct kcoll_listener *l;
-	struct rdma_cm_id *id;
 
 	mutex_lock(&kcoll_listeners_mutex);
-	list_for_each_entry(l, &kcoll_listeners, list) {
-		if (net_eq(l->net, net) && l->port == port) {
-			l->users++;
-			goto out_unlock;
-		}
-	}
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
-	if (!l) {
-		l = ERR_PTR(-ENOMEM);
-		goto out_unlock;
-	}
-	l->net = net;
-	l->port = port;
-	l->users = 1;
-	INIT_DELAYED_WORK(&l->linger, kcoll_listener_linger);
-	id = kcoll_listen_one(l, AF_INET);
-	if (IS_ERR(id)) {
-		pr_err("cannot listen on rdma_cm port %u: %ld\n", port, PTR_ERR(id));
-		kfree(l);
-		l = ERR_CAST(id);
-		goto out_unlock;
-	}
-	l->id4 = id;
-	/* IPv6 is optional: a kernel or namespace without it still serves IPv4. */
-	id = kcoll_listen_one(l, AF_INET6);
-	l->id6 = IS_ERR(id) ? NULL : id;
-	list_add(&l->list, &kcoll_listeners);
-out_unlock:
+	l = kcoll_listener_find_add(net, port);
+	if (!IS_ERR(l))
+		l->users++;
 	mutex_unlock(&kcoll_listeners_mutex);
 	return l;
 }
@@ -147,8 +165,38 @@ out_unlock:
 void kcoll_listener_put(struct kcoll_listener *l)
 {
 	mutex_lock(&kcoll_listeners_mutex);
-	if (!--l->users)
+	if (!--l->users && !l->kept)
 		queue_delayed_work(kcoll_wq, &l->linger, msecs_to_jiffies(KCOLL_LISTEN_LINGER_MS));
+	mutex_unlock(&kcoll_listeners_mutex);
+}
+
+/**
+ * kcoll_listen_keep - make the initial namespace's listener on @port the node's listener
+ * @port:	the configured listen_port
+ *
+ * At module load, and when the configuration changes the port: the listener of @port is
+ * created now and kept until module exit; the one kept before lingers once unused.  Best
+ * effort: when another rdma_cm user holds @port, the first communicator that needs it fails
+ * with -EADDRINUSE (and creates and keeps it once the port is free).
+ *
+ * Context: process context.
+ */
+void kcoll_listen_keep(u16 port)
+{
+	struct kcoll_listener *l, *keep;
+
+	mutex_lock(&kcoll_listeners_mutex);
+	keep = kcoll_listener_find_add(&init_net, port);
+	list_for_each_entry(l, &kcoll_listeners, list) {
+		if (l == keep || !l->kept)
+			continue;
+		l->kept = false;
+		if (!l->users)
+			queue_delayed_work(kcoll_wq, &l->linger,
+					   msecs_to_jiffies(KCOLL_LISTEN_LINGER_MS));
+	}
+	if (!IS_ERR(keep))
+		keep->kept = true;
 	mutex_unlock(&kcoll_listeners_mutex);
 }
 
@@ -168,8 +216,8 @@ static void kcoll_listener_linger(struct work_struct *work)
 					      linger);
 
 	mutex_lock(&kcoll_listeners_mutex);
-	/* Taken again meanwhile, or already being released by module exit. */
-	if (l->users || list_empty(&l->list)) {
+	/* Taken or kept again meanwhile, or already being released by module exit. */
+	if (l->users || l->kept || list_empty(&l->list)) {
 		mutex_unlock(&kcoll_listeners_mutex);
 		return;
 	}
@@ -181,7 +229,7 @@ static void kcoll_listener_linger(struct work_struct *work)
 }
 
 /**
- * kcoll_listeners_exit - release the lingering listeners at module exit
+ * kcoll_listeners_exit - release the node's listener and the lingering ones at module exit
  *
  * Context: no communicator is left (module exit), so every listener is unused.
  */
@@ -215,6 +263,31 @@ static void kcoll_listen_reject(struct rdma_cm_id *id, u8 reason)
 }
 
 /*
+ * Does the request come from the address rank @src has in @comm's peer table?  Every
+ * rank connects from its own table address (kcoll_conn_connect() binds it), so a request
+ * from elsewhere names a rank it is not: another host, or another node's local user,
+ * claiming a rank's place.  The port is not compared: the connecting side's is ephemeral.
+ */
+static bool kcoll_listen_src_ok(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src)
+{
+	const struct sockaddr *from = (const struct sockaddr *)&id->route.addr.dst_addr;
+	const struct sockaddr_storage *want;
+
+	if (src >= comm->nranks)
+		return false;
+	want = &comm->addrs[src];
+	if (from->sa_family != want->ss_family)
+		return false;
+	if (from->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)from)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)want)->sin_addr.s_addr;
+	if (from->sa_family == AF_INET6)
+		return ipv6_addr_equal(&((const struct sockaddr_in6 *)from)->sin6_addr,
+				       &((const struct sockaddr_in6 *)want)->sin6_addr);
+	return false;
+}
+
+/*
  * A connect request on a listener.  Return non-zero to have rdma_cm destroy the new id
  * (after we rejected it).
  */
@@ -239,6 +312,14 @@ int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	comm = kcoll_comm_find_get(l->net, be64_to_cpu(h->comm_id), be32_to_cpu(h->dst_rank));
 	if (!comm) {
 		reason = KCOLL_REJ_NOT_YET;
+		goto reject;
+	}
+	if (!kcoll_listen_src_ok(comm, id, be32_to_cpu(h->src_rank))) {
+		pr_warn_ratelimited("comm %llx rank %u: refused a connection claiming rank %u from another address (%pISc)\n",
+				    comm->comm_id, comm->rank, be32_to_cpu(h->src_rank),
+				    &id->route.addr.dst_addr);
+		kcoll_comm_put(comm);
+		reason = KCOLL_REJ_MISMATCH;
 		goto reject;
 	}
 	reason = kcoll_conn_accept(comm, id, be32_to_cpu(h->src_rank), be32_to_cpu(h->nranks));

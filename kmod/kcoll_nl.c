@@ -6,9 +6,18 @@
  *
  * Validation is strict: unknown attributes, wrong types and lengths are refused by the core
  * (new family, strict parsing), values out of range by the validators below, missing ones
- * by the commands; every refusal is -EINVAL with an extended ACK message.  Commands that
- * change anything need CAP_NET_ADMIN in the user namespace owning the requester's network
- * namespace (checked in pre_doit, so the refusal carries a message too).
+ * by the commands; every refusal is -EINVAL with an extended ACK message.
+ *
+ * Privileges (Documentation/security.rst, "Privileges and visibility"): the settings that
+ * commands change (configuration, devices, engines) are the node's, not a namespace's, so
+ * changing them needs CAP_NET_ADMIN in the initial user namespace: a process that made its
+ * own user and network namespaces has CAP_NET_ADMIN there, and must not get them (checked in
+ * pre_doit, so the refusal carries a message too).  A communicator is its owner's: only the
+ * owner (the uid that created it) sees it and may abort it, or a caller with CAP_NET_ADMIN in
+ * the initial user namespace (struct kcoll_nl_who); others get -ENOENT for reads, -EPERM
+ * for an abort.  The
+ * events group needs CAP_NET_ADMIN in the user namespace owning the listener's network
+ * namespace: communicator events go to a communicator's own namespace.
  *
  * The family is not parallel: the genetlink mutex serialises its commands.  Events are sent
  * from any context, with GFP_ATOMIC, and never take a lock (some are sent under comm->lock).
@@ -27,8 +36,21 @@
 #include "kcoll.h"
 #include "kcoll_nl.h"
 
-/* genl_ops.internal_flags */
+/* genl_ops.internal_flags: changes a node-wide setting (CAP_NET_ADMIN, initial userns) */
 #define KCOLL_NL_ADMIN		BIT(0)
+
+/*
+ * The events group name other users' communicators: only administrators of the namespace
+ * may join it.  A kernel without GENL_MCAST_CAP_NET_ADMIN (6.1 before its stable backport)
+ * cannot check that at join time, so there kcoll sends no communicator events at all.
+ */
+#ifdef GENL_MCAST_CAP_NET_ADMIN
+#define KCOLL_NL_EVENTS_FLAGS	GENL_MCAST_CAP_NET_ADMIN
+#define KCOLL_NL_COMM_EVENTS	true
+#else
+#define KCOLL_NL_EVENTS_FLAGS	0
+#define KCOLL_NL_COMM_EVENTS	false
+#endif
 
 /* Index of the "events" group in kcoll_nl_mcgrps. */
 #define KCOLL_NL_MCGRP_EVENTS	0
@@ -218,10 +240,45 @@ static int kcoll_nl_dump_check(struct netlink_callback *cb)
 	return 0;
 }
 
-/* The requester sees every communicator from the initial namespace, else its own only. */
-static bool kcoll_nl_comm_visible(struct kcoll_comm *comm, struct net *net)
+/**
+ * struct kcoll_nl_who - who sent a request about communicators
+ * @req:	the request
+ * @admin:	CAP_NET_ADMIN in the initial user namespace: 1, 0, or -1 not asked yet (asked
+ *		once per request: a denied capability may be audited, so not once per comm)
+ */
+struct kcoll_nl_who {
+	const struct sk_buff *req;
+	int admin;
+};
+
+#define KCOLL_NL_WHO(skb)	((struct kcoll_nl_who){ .req = (skb), .admin = -1 })
+
+/* For the socket's opener and for the caller, as netlink_capable() checks. */
+static bool kcoll_nl_who_admin(struct kcoll_nl_who *w)
 {
-	return net_eq(net, &init_net) || net_eq(comm->net, net);
+	if (w->admin < 0)
+		w->admin = netlink_capable(w->req, CAP_NET_ADMIN);
+	return w->admin;
+}
+
+/*
+ * May the requester act on @comm as its owner would: its uid created the comm, or it is an
+ * administrator.  The uid is the one the kernel stamped on the request (SCM credentials: a
+ * process can only claim its own uids).
+ */
+static bool kcoll_nl_who_owns(struct kcoll_nl_who *w, struct kcoll_comm *comm)
+{
+	return uid_eq(comm->owner_uid, NETLINK_CB(w->req).creds.uid) || kcoll_nl_who_admin(w);
+}
+
+/*
+ * The requester sees a comm of its own namespace, or every namespace's from the initial
+ * one; and only its own unless it is an administrator (kcoll_nl_who_owns()).
+ */
+static bool kcoll_nl_comm_visible(struct kcoll_comm *comm, struct net *net,
+				  struct kcoll_nl_who *w)
+{
+	return (net_eq(net, &init_net) || net_eq(comm->net, net)) && kcoll_nl_who_owns(w, comm);
 }
 
 /* ---- devices ----------------------------------------------------------------------------- */
@@ -638,8 +695,7 @@ static int kcoll_nl_comm_fill(struct sk_buff *skb, struct kcoll_comm *comm,
 	    nla_put_u32(skb, KCOLL_A_COMM_RANK, comm->rank) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_NRANKS, comm->nranks) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_OWNER_PID, comm->owner_pid) ||
-	    (comm->ctx && nla_put_u32(skb, KCOLL_A_COMM_OWNER_UID,
-				      from_kuid_munged(uns, comm->ctx->uid))) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_OWNER_UID, from_kuid_munged(uns, comm->owner_uid)) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_NETNS, comm->net->ns.inum) ||
 	    (dev && nla_put_string(skb, KCOLL_A_COMM_DEV_NAME, dev_name(&dev->ibdev->dev))) ||
 	    nla_put_u64_64bit(skb, KCOLL_A_COMM_TX_BYTES, atomic64_read(&comm->tx_bytes),
@@ -683,13 +739,14 @@ struct kcoll_nl_comm_dump {
 	struct sk_buff *skb;
 	struct netlink_callback *cb;
 	struct net *net;
+	struct kcoll_nl_who who;
 };
 
 static int kcoll_nl_comm_dump_one(struct kcoll_comm *comm, void *arg)
 {
 	struct kcoll_nl_comm_dump *d = arg;
 
-	if (!kcoll_nl_comm_visible(comm, d->net))
+	if (!kcoll_nl_comm_visible(comm, d->net, &d->who))
 		return 0;
 	return kcoll_nl_comm_fill(d->skb, comm, sk_user_ns(NETLINK_CB(d->cb->skb).sk),
 				  NETLINK_CB(d->cb->skb).portid, d->cb->nlh->nlmsg_seq,
@@ -698,7 +755,8 @@ static int kcoll_nl_comm_dump_one(struct kcoll_comm *comm, void *arg)
 
 static int kcoll_nl_comm_get_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct kcoll_nl_comm_dump d = { .skb = skb, .cb = cb, .net = sock_net(skb->sk) };
+	struct kcoll_nl_comm_dump d = { .skb = skb, .cb = cb, .net = sock_net(skb->sk),
+					.who = KCOLL_NL_WHO(cb->skb) };
 	unsigned long pos = cb->args[0];
 	int ret;
 
@@ -723,13 +781,15 @@ struct kcoll_nl_comm_find {
 	struct sk_buff *msg;	/* NULL: only look */
 	struct genl_info *info;
 	struct sk_buff *info_skb;	/* the request */
+	struct kcoll_nl_who who;
 };
 
 static int kcoll_nl_comm_find_one(struct kcoll_comm *comm, void *arg)
 {
 	struct kcoll_nl_comm_find *f = arg;
 
-	if (comm->comm_id != f->comm_id || comm->rank != f->rank || !net_eq(comm->net, f->net))
+	if (comm->comm_id != f->comm_id || comm->rank != f->rank || !net_eq(comm->net, f->net) ||
+	    !kcoll_nl_who_owns(&f->who, comm))
 		return 0;
 	f->nranks = comm->nranks;
 	if (!f->msg)
@@ -760,7 +820,7 @@ static bool kcoll_nl_comm_key(struct genl_info *info, u64 *comm_id, u32 *rank)
 static int kcoll_nl_comm_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct kcoll_nl_comm_find f = { .net = genl_info_net(info), .info = info,
-					.info_skb = skb };
+					.info_skb = skb, .who = KCOLL_NL_WHO(skb) };
 	unsigned long pos = 0;
 	int ret;
 
@@ -785,8 +845,13 @@ out_noent:
 	return -ENOENT;
 }
 
+/*
+ * Its owner or an administrator may abort a comm.  A caller who is neither learns nothing of
+ * the comms it does not own: EPERM whether the comm exists or not.
+ */
 static int kcoll_nl_comm_abort_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	struct kcoll_nl_who who = KCOLL_NL_WHO(skb);
 	struct kcoll_comm *comm;
 	u64 comm_id;
 	u32 rank;
@@ -794,6 +859,13 @@ static int kcoll_nl_comm_abort_doit(struct sk_buff *skb, struct genl_info *info)
 	if (!kcoll_nl_comm_key(info, &comm_id, &rank))
 		return -EINVAL;
 	comm = kcoll_comm_find_get(genl_info_net(info), comm_id, rank);
+	if (!(comm ? kcoll_nl_who_owns(&who, comm) : kcoll_nl_who_admin(&who))) {
+		if (comm)
+			kcoll_comm_put(comm);
+		NL_SET_ERR_MSG(info->extack,
+			       "you own no communicator with this id and rank; aborting another user's needs CAP_NET_ADMIN in the initial user namespace");
+		return -EPERM;
+	}
 	if (!comm) {
 		NL_SET_ERR_MSG(info->extack,
 			       "no communicator with this id and rank in this namespace");
@@ -1006,12 +1078,10 @@ static int kcoll_nl_engine_set_doit(struct sk_buff *skb, struct genl_info *info)
 static int kcoll_nl_pre_doit(const struct genl_ops *ops, struct sk_buff *skb,
 			     struct genl_info *info)
 {
-	struct net *net = genl_info_net(info);
-
-	if ((ops->internal_flags & KCOLL_NL_ADMIN) &&
-	    !netlink_ns_capable(skb, net->user_ns, CAP_NET_ADMIN)) {
+	/* Not the namespace's owner: these settings are the whole node's. */
+	if ((ops->internal_flags & KCOLL_NL_ADMIN) && !netlink_capable(skb, CAP_NET_ADMIN)) {
 		NL_SET_ERR_MSG(info->extack,
-			       "needs CAP_NET_ADMIN in the network namespace's user namespace");
+			       "changing node-wide settings needs CAP_NET_ADMIN in the initial user namespace");
 		return -EPERM;
 	}
 	return 0;
@@ -1045,7 +1115,7 @@ static const struct genl_ops kcoll_nl_ops[] = {
 		.doit		= kcoll_nl_comm_abort_doit,
 		.policy		= kcoll_nl_comm_policy,
 		.maxattr	= KCOLL_A_COMM_MAX,
-		.internal_flags	= KCOLL_NL_ADMIN,
+		/* the owner or an administrator: checked by the command */
 	},
 	{
 		.cmd		= KCOLL_CMD_CONFIG_GET,
@@ -1076,7 +1146,7 @@ static const struct genl_ops kcoll_nl_ops[] = {
 };
 
 static const struct genl_multicast_group kcoll_nl_mcgrps[] = {
-	[KCOLL_NL_MCGRP_EVENTS] = { .name = KCOLL_MCGRP_EVENTS },
+	[KCOLL_NL_MCGRP_EVENTS] = { .name = KCOLL_MCGRP_EVENTS, .flags = KCOLL_NL_EVENTS_FLAGS },
 };
 
 static struct genl_family kcoll_nl_family = {
@@ -1145,6 +1215,8 @@ void kcoll_nl_event_comm(struct kcoll_comm *comm, enum kcoll_nl_comm_event ev)
 	u32 failed;
 	void *hdr;
 
+	if (!KCOLL_NL_COMM_EVENTS)
+		return;
 	skb = kcoll_nl_event_new(comm->net, cmds[ev], &hdr);
 	if (!skb)
 		return;
@@ -1173,6 +1245,8 @@ void kcoll_nl_event_peer_lost(struct kcoll_comm *comm, u32 peer, int err)
 	struct sk_buff *skb;
 	void *hdr;
 
+	if (!KCOLL_NL_COMM_EVENTS)
+		return;
 	skb = kcoll_nl_event_new(comm->net, KCOLL_CMD_PEER_LOST_NTF, &hdr);
 	if (!skb)
 		return;

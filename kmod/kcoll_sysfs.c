@@ -141,10 +141,26 @@ void kcoll_sysfs_dev_rename(struct kcoll_dev *dev)
 				    dev_name(&dev->ibdev->dev), ret);
 }
 
-/* A plain directory under /sys/kernel/kcoll/, for a family of objects (comms, ...). */
-struct kobject *kcoll_sysfs_subdir(const char *name)
+/**
+ * kcoll_sysfs_subdir - a plain directory under /sys/kernel/kcoll/, for a family of objects
+ * @name:	its name ("comms", "engines")
+ * @mode:	its permissions: 0755, or 0700 when the names of its entries are private
+ *
+ * sysfs creates every directory 0755 and has no call that takes a mode; sysfs_chmod_file()
+ * changes the mode of the named child of a kobject's directory, a directory too.
+ *
+ * Return: the directory's kobject, or NULL.
+ */
+struct kobject *kcoll_sysfs_subdir(const char *name, umode_t mode)
 {
-	return kobject_create_and_add(name, kcoll_kobj);
+	struct attribute dir = { .name = name };
+	struct kobject *kobj = kobject_create_and_add(name, kcoll_kobj);
+
+	if (kobj && mode != 0755 && sysfs_chmod_file(kcoll_kobj, &dir, mode)) {
+		kobject_put(kobj);
+		return NULL;
+	}
+	return kobj;
 }
 
 int kcoll_sysfs_init(void)

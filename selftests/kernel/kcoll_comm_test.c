@@ -30,8 +30,9 @@ static long sysfs_long(const char *path)
 
 /*
  * The RDMA core's per-device resource counts (PDs, CQs, QPs, MRs, ...) and the number of
- * cm_ids that are not listening.  kcoll's listener outlives the last communicator by a few
- * seconds (admin-guide.rst, listen_port), so listening ids are not counted.
+ * cm_ids that are not listening.  kcoll's listener outlives the last communicator (the
+ * node's stays while the module is loaded: admin-guide.rst, listen_port), so listening ids
+ * are not counted.
  */
 static void rdma_res_summary(char *buf, size_t len)
 {

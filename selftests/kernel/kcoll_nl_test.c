@@ -6,7 +6,9 @@
  *
  * - every command with bad attributes (unknown, unsupported, wrong length, out of range,
  *   missing) is refused with EINVAL and an extended ACK message;
- * - every changing command from an unprivileged user is refused with EPERM (and a message);
+ * - every changing command is refused with EPERM (and a message) from nobody, from root
+ *   without CAP_NET_ADMIN and from the root of a user namespace of its own;
+ * - a user sees and aborts only its own communicators (netlink, events, sysfs); root all;
  * - devices, configuration and communicators read back as set; kcollctl -j agrees;
  * - the events group reports device add/remove, comm create, a killed peer and destroy;
  * - an admin abort unblocks a rank waiting for a peer that never comes, within a second.
@@ -15,6 +17,7 @@
  * can be sent.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -25,12 +28,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/capability.h>
 #include <linux/genetlink.h>
 #include <linux/kcoll.h>
 #include <linux/kcoll_netlink.h>
@@ -220,26 +227,6 @@ static void nlt_close(struct nlt *t)
 }
 
 /* ---- helpers ----------------------------------------------------------------------------- */
-
-static int sh(const char *cmd)
-{
-	int ret = system(cmd);
-
-	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
-}
-
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -999;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -999;
-		fclose(f);
-	}
-	return v;
-}
 
 /* The request must fail with EINVAL and say why. */
 #define EXPECT_EINVAL_MSG(t, nlh) do {						\
@@ -467,76 +454,250 @@ TEST_F(nl, refused_config_changes_nothing)
 {
 	struct nlt *t = self->t;
 	struct nlmsghdr *nlh;
-	long before = read_long(SYSMOD "op_timeout_ms");
+	long before = kt_read_long(SYSMOD "op_timeout_ms", -999);
 
 	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
 	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_OP_TIMEOUT_MS, 4321);
 	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_TREE_RANKS, 1);
 	EXPECT_EINVAL_MSG(t, nlh);
-	EXPECT_EQ(before, read_long(SYSMOD "op_timeout_ms"));
+	EXPECT_EQ(before, kt_read_long(SYSMOD "op_timeout_ms", -999));
 }
 
 /* ---- privilege --------------------------------------------------------------------------- */
 
-/* Become nobody, without any capability; then open the family afresh. */
-static struct nlt *nlt_open_unprivileged(void)
+/*
+ * Every command that changes something, with attributes it would accept: only the privilege
+ * check may refuse it.  Configuration, devices and engines are the node's: they need
+ * CAP_NET_ADMIN in the initial user namespace, which the root of a user namespace of its own
+ * does not have.  An abort needs the comm's owner or that capability; comm 1 is nobody's.
+ */
+static void priv_dev_allowed(struct nlmsghdr *nlh)
 {
-	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
-		return NULL;
-	return nlt_open();
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u8(nlh, KCOLL_A_DEV_ALLOWED, 0);
 }
 
-TEST(unprivileged_changes_are_eperm)
+static void priv_dev_tos(struct nlmsghdr *nlh)
 {
-	struct nlmsghdr *nlh;
-	struct nlattr *nest;
-	struct nlt *t;
-	int ret;
-
-	t = nlt_open_unprivileged();
-	ASSERT_NE(NULL, t) TH_LOG("cannot drop privileges or open the family");
-
-	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
 	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
-	mnl_attr_put_u8(nlh, KCOLL_A_DEV_ALLOWED, 1);
-	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
-	EXPECT_NE(NULL, strstr(t->ext, "CAP_NET_ADMIN")) TH_LOG("extack: %s", t->ext);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_TOS, 96);
+}
 
-	nlh = nlt_cmd(t, KCOLL_CMD_COMM_ABORT, 0);
-	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, 1);
-	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
-	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
-	EXPECT_NE('\0', t->ext[0]);
+/* A GID selection is a device change like any other. */
+static void priv_dev_gid(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
+	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, 0);
+}
 
-	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
-	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_OP_TIMEOUT_MS, 10000);
-	nest = mnl_attr_nest_start(nlh, KCOLL_A_CONFIG_ALGO);
+static void priv_config_timeout(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_OP_TIMEOUT_MS, 4321);
+}
+
+static void priv_config_port(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u16(nlh, KCOLL_A_CONFIG_LISTEN_PORT, 18699);
+}
+
+static void priv_config_algo(struct nlmsghdr *nlh)
+{
+	struct nlattr *nest = mnl_attr_nest_start(nlh, KCOLL_A_CONFIG_ALGO);
+
 	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_COLL, 0);
 	mnl_attr_put_u32(nlh, KCOLL_A_ALGO_ALGORITHM, 0);
 	mnl_attr_nest_end(nlh, nest);
-	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
-	EXPECT_NE('\0', t->ext[0]);
+}
 
-	nlh = nlt_cmd(t, KCOLL_CMD_ENGINE_SET, 0);
+static void priv_engine(struct nlmsghdr *nlh)
+{
 	mnl_attr_put_strz(nlh, KCOLL_A_ENGINE_NAME, "generic");
 	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_DTYPE, 0);
 	mnl_attr_put_u32(nlh, KCOLL_A_ENGINE_OP, 0);
-	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
-	EXPECT_NE('\0', t->ext[0]);
+}
 
-	/* A GID selection is a device change like any other. */
-	nlh = nlt_cmd(t, KCOLL_CMD_DEV_SET, 0);
-	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
-	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, 0);
-	EXPECT_EQ(-EPERM, nlt_talk(t, nlh, NULL, NULL));
-	EXPECT_NE(NULL, strstr(t->ext, "CAP_NET_ADMIN")) TH_LOG("extack: %s", t->ext);
+static void priv_comm_abort(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, 1);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
+}
 
-	/* Reading needs no privilege. */
+static const struct priv_case {
+	const char *name;
+	uint8_t cmd;
+	void (*build)(struct nlmsghdr *nlh);
+} priv_cases[] = {
+	{ "dev-set allowed",	KCOLL_CMD_DEV_SET,	priv_dev_allowed },
+	{ "dev-set tos",	KCOLL_CMD_DEV_SET,	priv_dev_tos },
+	{ "dev-set gid-index",	KCOLL_CMD_DEV_SET,	priv_dev_gid },
+	{ "config-set op-timeout", KCOLL_CMD_CONFIG_SET, priv_config_timeout },
+	{ "config-set listen-port", KCOLL_CMD_CONFIG_SET, priv_config_port },
+	{ "config-set algo",	KCOLL_CMD_CONFIG_SET,	priv_config_algo },
+	{ "engine-set",		KCOLL_CMD_ENGINE_SET,	priv_engine },
+	{ "comm-abort",		KCOLL_CMD_COMM_ABORT,	priv_comm_abort },
+};
+
+enum priv_who { NOBODY, ROOT_NO_NET_ADMIN, ROOT_IN_USERNS, NOBODY_IN_USERNS };
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = -1;
+
+	if (fd >= 0) {
+		ret = write(fd, s, strlen(s)) == (ssize_t)strlen(s) ? 0 : -1;
+		close(fd);
+	}
+	return ret;
+}
+
+static int become_nobody(void)
+{
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return -1;
+	/* setuid() made us undumpable: /proc/self/uid_map would then be root's. */
+	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+/* A user namespace of our own (we are its root, with every capability) and a netns in it. */
+static int enter_userns(unsigned int outer)
+{
+	char map[64];
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET))
+		return -1;
+	snprintf(map, sizeof(map), "0 %u 1", outer);
+	if (write_file("/proc/self/setgroups", "deny") || write_file("/proc/self/uid_map", map) ||
+	    write_file("/proc/self/gid_map", map))
+		return -1;
+	return 0;
+}
+
+/* Root, without CAP_NET_ADMIN anywhere (effective, permitted, inheritable). */
+static int drop_net_admin(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[0].effective &= ~(1u << CAP_NET_ADMIN);
+	d[0].permitted &= ~(1u << CAP_NET_ADMIN);
+	d[0].inheritable &= ~(1u << CAP_NET_ADMIN);
+	return syscall(SYS_capset, &h, d);
+}
+
+static int become(enum priv_who who)
+{
+	switch (who) {
+	case NOBODY:
+		return become_nobody();
+	case ROOT_NO_NET_ADMIN:
+		return drop_net_admin();
+	case ROOT_IN_USERNS:
+		return enter_userns(0);
+	case NOBODY_IN_USERNS:
+		return become_nobody() ?: enter_userns(65534);
+	}
+	return -1;
+}
+
+/* In a child: every case as @who; the exit status is the number of cases not refused. */
+static int priv_run(enum priv_who who)
+{
+	struct nlmsghdr *nlh;
+	unsigned int i, bad = 0;
+	struct nlt *t;
+	int ret;
+
+	if (become(who)) {
+		fprintf(stderr, "#   cannot change identity: %s\n", strerror(errno));
+		return 100;
+	}
+	t = nlt_open();
+	if (!t) {
+		fprintf(stderr, "#   cannot open the kcoll family: %s\n", strerror(errno));
+		return 100;
+	}
+	for (i = 0; i < ARRAY_SIZE(priv_cases); i++) {
+		t->ext[0] = '\0';
+		nlh = nlt_cmd(t, priv_cases[i].cmd, 0);
+		priv_cases[i].build(nlh);
+		ret = nlt_talk(t, nlh, NULL, NULL);
+		if (ret == -EPERM && strstr(t->ext, "CAP_NET_ADMIN in the initial user namespace"))
+			continue;
+		fprintf(stderr, "#   %s: got %d (%s), extack \"%s\"\n", priv_cases[i].name, ret,
+			strerror(-ret), t->ext);
+		bad++;
+	}
+	nlt_close(t);
+	return bad;
+}
+
+FIXTURE(priv) {
+	long timeout, port;
+};
+
+FIXTURE_VARIANT(priv) {
+	enum priv_who who;
+};
+
+FIXTURE_VARIANT_ADD(priv, nobody) { .who = NOBODY };
+FIXTURE_VARIANT_ADD(priv, root_without_cap_net_admin) { .who = ROOT_NO_NET_ADMIN };
+FIXTURE_VARIANT_ADD(priv, root_of_own_userns) { .who = ROOT_IN_USERNS };
+FIXTURE_VARIANT_ADD(priv, nobody_as_root_of_own_userns) { .who = NOBODY_IN_USERNS };
+
+FIXTURE_SETUP(priv)
+{
+	/* Debian's switch for unprivileged user namespaces (on by default; made sure). */
+	write_file("/proc/sys/kernel/unprivileged_userns_clone", "1");
+	self->timeout = kt_read_long(SYSMOD "op_timeout_ms", -999);
+	self->port = kt_read_long(SYSMOD "listen_port", -999);
+}
+
+FIXTURE_TEARDOWN(priv)
+{
+}
+
+/* Every changing command is EPERM, says why, and changes nothing. */
+TEST_F(priv, changes_are_eperm)
+{
+	int status;
+	pid_t pid = fork();
+
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(priv_run(variant->who));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("%d changing commands were not refused",
+						 WEXITSTATUS(status));
+	EXPECT_EQ(self->timeout, kt_read_long(SYSMOD "op_timeout_ms", -999));
+	EXPECT_EQ(self->port, kt_read_long(SYSMOD "listen_port", -999));
+	if (self->timeout != kt_read_long(SYSMOD "op_timeout_ms", -999) ||
+	    self->port != kt_read_long(SYSMOD "listen_port", -999)) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set op_timeout_ms %ld"
+			 " listen_port %ld", self->timeout, self->port);
+		kt_sh(cmd);
+	}
+}
+
+/* Reading needs no privilege. */
+TEST(unprivileged_reads)
+{
+	struct nlmsghdr *nlh;
+	struct nlt *t;
+
+	ASSERT_EQ(0, become_nobody());
+	t = nlt_open();
+	ASSERT_NE(NULL, t) TH_LOG("cannot open the family");
 	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_GET, 0);
 	EXPECT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
 	nlh = nlt_cmd(t, KCOLL_CMD_DEV_GET, NLM_F_DUMP);
-	ret = nlt_talk(t, nlh, NULL, NULL);
-	EXPECT_EQ(0, ret) TH_LOG("%s", t->ext);
+	EXPECT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
+	nlh = nlt_cmd(t, KCOLL_CMD_COMM_GET, NLM_F_DUMP);
+	EXPECT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
 	nlt_close(t);
 }
 
@@ -545,8 +706,8 @@ TEST(unprivileged_kcollctl)
 {
 	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
 		SKIP(return, "cannot become nobody");
-	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl config set op_timeout_ms 10000"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl config show >/dev/null"));
+	EXPECT_EQ(1, kt_sh("tools/kcollctl/kcollctl config set op_timeout_ms 10000"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl config show >/dev/null"));
 }
 
 /* ---- devices and configuration ------------------------------------------------------------- */
@@ -635,8 +796,8 @@ FIXTURE(dev) {
 
 FIXTURE_SETUP(dev)
 {
-	sh("rdma link delete " RXE " 2>/dev/null");
-	ASSERT_EQ(0, sh("rdma link add " RXE " type rxe netdev eth0"));
+	kt_sh("rdma link delete " RXE " 2>/dev/null");
+	ASSERT_EQ(0, kt_sh("rdma link add " RXE " type rxe netdev eth0"));
 	self->t = nlt_open();
 	ASSERT_NE(NULL, self->t);
 }
@@ -644,7 +805,7 @@ FIXTURE_SETUP(dev)
 FIXTURE_TEARDOWN(dev)
 {
 	nlt_close(self->t);
-	sh("rdma link delete " RXE);
+	kt_sh("rdma link delete " RXE);
 }
 
 TEST_F(dev, dump_and_get_show_ports_and_gids)
@@ -683,19 +844,19 @@ TEST_F(dev, set_allowed_and_tos)
 	mnl_attr_put_u8(nlh, KCOLL_A_DEV_ALLOWED, 0);
 	mnl_attr_put_u32(nlh, KCOLL_A_DEV_TOS, 104);
 	ASSERT_EQ(0, nlt_talk(self->t, nlh, NULL, NULL)) TH_LOG("%s", self->t->ext);
-	EXPECT_EQ(0, read_long("/sys/kernel/kcoll/devices/" RXE "/allowed"));
+	EXPECT_EQ(0, kt_read_long("/sys/kernel/kcoll/devices/" RXE "/allowed", -999));
 	nlh = nlt_cmd(self->t, KCOLL_CMD_DEV_GET, 0);
 	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, RXE);
 	ASSERT_EQ(0, nlt_talk(self->t, nlh, dev_cb, &d));
 	EXPECT_EQ(0, d.allowed);
 	EXPECT_EQ(104, d.tos);
 	/* kcollctl shows and sets it too. */
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl -j dev show " RXE
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl -j dev show " RXE
 			" | grep -q '\"allowed\":false.*\"tos\":104'"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev set " RXE " allowed yes tos default"));
-	EXPECT_EQ(1, read_long("/sys/kernel/kcoll/devices/" RXE "/allowed"));
-	EXPECT_EQ(2, sh("tools/kcollctl/kcollctl dev set " RXE " allowed maybe 2>/dev/null"));
-	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl dev set nodev0 allowed yes 2>/dev/null"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl dev set " RXE " allowed yes tos default"));
+	EXPECT_EQ(1, kt_read_long("/sys/kernel/kcoll/devices/" RXE "/allowed", -999));
+	EXPECT_EQ(2, kt_sh("tools/kcollctl/kcollctl dev set " RXE " allowed maybe 2>/dev/null"));
+	EXPECT_EQ(1, kt_sh("tools/kcollctl/kcollctl dev set nodev0 allowed yes 2>/dev/null"));
 }
 
 /* Read the device back; 0 or -errno. */
@@ -762,9 +923,9 @@ TEST_F(dev, gid_index_refused)
 	EXPECT_EQ(-1, d.gid_index);
 	EXPECT_EQ(-1, d.tos);
 	/* kcollctl refuses a bad value itself (2), relays the kernel's refusal (1). */
-	EXPECT_EQ(2, sh("tools/kcollctl/kcollctl dev set " RXE " gid none 2>/dev/null"));
-	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl dev set " RXE " gid 1048576 2>/dev/null"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev set " RXE " gid 1048576 2>&1"
+	EXPECT_EQ(2, kt_sh("tools/kcollctl/kcollctl dev set " RXE " gid none 2>/dev/null"));
+	EXPECT_EQ(1, kt_sh("tools/kcollctl/kcollctl dev set " RXE " gid 1048576 2>/dev/null"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl dev set " RXE " gid 1048576 2>&1"
 			" | grep -q 'beyond the device'"));
 }
 
@@ -774,8 +935,8 @@ TEST_F(nl, gid_index_iwarp_eopnotsupp)
 	struct nlmsghdr *nlh;
 	int ret;
 
-	if (sh("modprobe siw 2>/dev/null") ||
-	    sh("rdma link add kcoll_siw0 type siw netdev eth0 2>/dev/null"))
+	if (kt_sh("modprobe siw 2>/dev/null") ||
+	    kt_sh("rdma link add kcoll_siw0 type siw netdev eth0 2>/dev/null"))
 		SKIP(return, "no Soft-iWARP (siw) in this kernel");
 	nlh = nlt_cmd(self->t, KCOLL_CMD_DEV_SET, 0);
 	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, "kcoll_siw0");
@@ -789,7 +950,7 @@ TEST_F(nl, gid_index_iwarp_eopnotsupp)
 	mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, "kcoll_siw0");
 	mnl_attr_put_u32(nlh, KCOLL_A_DEV_GID_INDEX, (uint32_t)-1);
 	EXPECT_EQ(0, nlt_talk(self->t, nlh, NULL, NULL)) TH_LOG("%s", self->t->ext);
-	sh("rdma link delete kcoll_siw0");
+	kt_sh("rdma link delete kcoll_siw0");
 }
 
 /* Set, read back by netlink and kcollctl, cleared with -1 and with "auto". */
@@ -807,10 +968,10 @@ TEST_F(dev, gid_index_set_get_clear)
 	EXPECT_EQ(d.v4_index, d.gid_index);
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl -j dev show " RXE
 		 " | grep -q '\"gid_index\":%d,'", d.v4_index);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl dev show " RXE
 		 " | grep -q ' gid %d comms'", d.v4_index);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 
 	ASSERT_EQ(0, dev_set_gid(t, -1)) TH_LOG("%s", t->ext);
 	ASSERT_EQ(0, dev_read(t, &d));
@@ -818,16 +979,16 @@ TEST_F(dev, gid_index_set_get_clear)
 
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl dev set " RXE " gid %d tos 8",
 		 d.v4_index);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 	ASSERT_EQ(0, dev_read(t, &d));
 	EXPECT_EQ(d.v4_index, d.gid_index);
 	EXPECT_EQ(8, d.tos);
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev set " RXE " gid auto tos default"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl dev set " RXE " gid auto tos default"));
 	ASSERT_EQ(0, dev_read(t, &d));
 	EXPECT_EQ(-1, d.gid_index);
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl -j dev show " RXE
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl -j dev show " RXE
 			" | grep -q '\"gid_index\":-1,'"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl dev show " RXE " | grep -q ' gid auto comms'"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl dev show " RXE " | grep -q ' gid auto comms'"));
 }
 
 struct cfg_seen {
@@ -875,7 +1036,7 @@ static int cfg_cb(const struct nlmsghdr *nlh, void *data)
 TEST_F(nl, config_set_get_and_module_parameters)
 {
 	struct nlt *t = self->t;
-	long old_op = read_long(SYSMOD "op_timeout_ms");
+	long old_op = kt_read_long(SYSMOD "op_timeout_ms", -999);
 	struct cfg_seen c = { 0 };
 	struct nlmsghdr *nlh;
 	struct nlattr *nest;
@@ -899,18 +1060,18 @@ TEST_F(nl, config_set_get_and_module_parameters)
 	EXPECT_EQ(KCOLL_ALG_RING, c.algo_allreduce);
 	EXPECT_EQ(KCOLL_NUM_COLLECTIVES, c.nalgo);
 	/* The module parameters are the same values, both ways. */
-	EXPECT_EQ(12345, read_long(SYSMOD "op_timeout_ms"));
-	EXPECT_EQ(96, read_long(SYSMOD "tos"));
-	EXPECT_EQ(0, sh("echo 23456 > " SYSMOD "op_timeout_ms"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl -j config show | grep -q "
+	EXPECT_EQ(12345, kt_read_long(SYSMOD "op_timeout_ms", -999));
+	EXPECT_EQ(96, kt_read_long(SYSMOD "tos", -999));
+	EXPECT_EQ(0, kt_sh("echo 23456 > " SYSMOD "op_timeout_ms"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl -j config show | grep -q "
 			"'\"op_timeout_ms\":23456.*\"allreduce\":\"ring\"'"));
-	EXPECT_EQ(0, sh("tools/kcollctl/kcollctl config set tos default algo allreduce auto "
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl config set tos default algo allreduce auto "
 			"chunk_bytes 262144"));
-	EXPECT_EQ(-1, read_long(SYSMOD "tos"));
-	EXPECT_EQ(1, sh("tools/kcollctl/kcollctl config set chunk_bytes 5000 2>/dev/null"));
+	EXPECT_EQ(-1, kt_read_long(SYSMOD "tos", -999));
+	EXPECT_EQ(1, kt_sh("tools/kcollctl/kcollctl config set chunk_bytes 5000 2>/dev/null"));
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set op_timeout_ms %ld",
 		 old_op);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 }
 
 /* ---- communicators and events ---------------------------------------------------------------- */
@@ -1082,10 +1243,10 @@ TEST(events_device_added_and_removed)
 	struct ev_seen e;
 
 	ASSERT_NE(NULL, m);
-	sh("rdma link delete " RXE " 2>/dev/null");
-	ASSERT_EQ(0, sh("rdma link add " RXE " type rxe netdev eth0"));
+	kt_sh("rdma link delete " RXE " 2>/dev/null");
+	ASSERT_EQ(0, kt_sh("rdma link add " RXE " type rxe netdev eth0"));
 	EXPECT_TRUE(ev_wait(m, KCOLL_CMD_DEV_ADDED_NTF, 0, RXE, 5000, &e));
-	ASSERT_EQ(0, sh("rdma link delete " RXE));
+	ASSERT_EQ(0, kt_sh("rdma link delete " RXE));
 	EXPECT_TRUE(ev_wait(m, KCOLL_CMD_DEV_REMOVED_NTF, 0, RXE, 5000, &e));
 	nlt_close(m);
 }
@@ -1104,8 +1265,8 @@ FIXTURE(pair) {
 
 FIXTURE_SETUP(pair)
 {
-	sh("rdma link delete " RXE " 2>/dev/null");
-	ASSERT_EQ(0, sh("rdma link add " RXE " type rxe netdev eth0"));
+	kt_sh("rdma link delete " RXE " 2>/dev/null");
+	ASSERT_EQ(0, kt_sh("rdma link add " RXE " type rxe netdev eth0"));
 	self->t = nlt_open();
 	self->m = nlt_monitor();
 	ASSERT_NE(NULL, self->t);
@@ -1125,7 +1286,7 @@ FIXTURE_TEARDOWN(pair)
 	close(self->fd);
 	nlt_close(self->t);
 	nlt_close(self->m);
-	sh("rdma link delete " RXE);
+	kt_sh("rdma link delete " RXE);
 }
 
 /* Rank 1 in a child: create, tell the parent, then block in a receive until killed. */
@@ -1206,7 +1367,7 @@ TEST_F_TIMEOUT(pair, gid_selection_enforced, 120)
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl -j comm show %016llx"
 		 " | grep -q '\"sgid_index\":%d,\"gid_type\":\"roce-v'",
 		 (unsigned long long)c.id, d.v4_index);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 	EXPECT_EQ(0, dev_set_gid(self->t, -1));
 	kt_comm_destroy(self->fd, h);
 }
@@ -1259,7 +1420,7 @@ TEST_F_TIMEOUT(pair, create_show_kill_destroy_events, 120)
 		 "[p[\"rank\"] for p in x[\"peers\"]], x[\"peers\"][0][\"state\"]) for x in c) == "
 		 "[(0, 2, \"ready\", [1], \"up\"), (1, 2, \"ready\", [0], \"up\")], c'",
 		 (unsigned long long)self->id);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 
 	/* The peer is killed in a blocking receive: rank 0 loses it. */
 	usleep(200 * 1000);
@@ -1349,7 +1510,7 @@ TEST_F(pair, admin_abort_ready_comm)
 	ASSERT_EQ(0, comm_create(self->fd, self->id, 0, 1, 5000, &h));
 	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl comm abort %016llx-0",
 		 (unsigned long long)self->id);
-	EXPECT_EQ(0, sh(cmd));
+	EXPECT_EQ(0, kt_sh(cmd));
 	q.handle = h;
 	ASSERT_EQ(0, kt_ioctl(self->fd, KCOLL_IOC_COMM_QUERY, &q));
 	EXPECT_EQ(KCOLL_COMM_ABORTED, q.state);
@@ -1357,7 +1518,173 @@ TEST_F(pair, admin_abort_ready_comm)
 	ASSERT_EQ(0, comm_lookup(self->t, &c, false));
 	EXPECT_EQ(KCOLL_COMM_ABORTED, c.state);
 	EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
-	EXPECT_EQ(1, sh(cmd));	/* gone now */
+	EXPECT_EQ(1, kt_sh(cmd));	/* gone now */
+}
+
+/* ---- owners: a user sees and aborts its own communicators only ----------------------- */
+
+struct comm_uid_seen {
+	uint64_t id;
+	bool found;
+	uint32_t owner_uid;
+};
+
+static int comm_uid_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct comm_uid_seen *c = data;
+	const struct nlattr *a;
+	bool match = false;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		if (mnl_attr_get_type(a) == KCOLL_A_COMM_ID && mnl_attr_get_u64(a) == c->id)
+			match = true;
+	}
+	if (!match)
+		return MNL_CB_OK;
+	c->found = true;
+	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
+		if (mnl_attr_get_type(a) == KCOLL_A_COMM_OWNER_UID)
+			c->owner_uid = mnl_attr_get_u32(a);
+	}
+	return MNL_CB_OK;
+}
+
+/* Is comm @id (rank 0) in @t's dump?  Its owner's uid in *@uid.  -errno if the dump fails. */
+static int comm_listed(struct nlt *t, uint64_t id, uint32_t *uid)
+{
+	struct comm_uid_seen c = { .id = id, .owner_uid = ~0u };
+	int ret = nlt_talk(t, nlt_cmd(t, KCOLL_CMD_COMM_GET, NLM_F_DUMP), comm_uid_cb, &c);
+
+	if (ret)
+		return ret;
+	if (uid)
+		*uid = c.owner_uid;
+	return c.found;
+}
+
+static int comm_abort(struct nlt *t, uint64_t id)
+{
+	struct nlmsghdr *nlh = nlt_cmd(t, KCOLL_CMD_COMM_ABORT, 0);
+
+	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, id);
+	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, 0);
+	return nlt_talk(t, nlh, NULL, NULL);
+}
+
+/* Wait until comm @id shows in @t's dump (connecting); false after 5 s. */
+static bool comm_wait_listed(struct nlt *t, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < 100; i++) {
+		if (comm_listed(t, id, NULL) == 1)
+			return true;
+		usleep(50 * 1000);
+	}
+	return false;
+}
+
+#define OWN_CHECK(cond, ...) do {						\
+	if (!(cond)) {								\
+		fprintf(stderr, "#   nobody: " __VA_ARGS__);			\
+		fprintf(stderr, "\n");						\
+		bad++;								\
+	}									\
+} while (0)
+
+/*
+ * The child, as nobody, with a /dev/kcoll file root opened: creates its own comm @own (rank 0
+ * of 2, connecting), sees it and not root's @other anywhere (dump, get, events, sysfs), may
+ * not abort @other; tells the parent, waits for its word, aborts its own.  Exit status: the
+ * number of failed checks.
+ */
+static int own_child(int fd, uint64_t own, uint64_t other, int wfd, int rfd)
+{
+	struct create_arg a = { .fd = fd, .id = own };
+	struct comm_seen c = { .id = other, .rank = 0 };
+	struct nlt *t, *m;
+	int bad = 0, ret;
+	pthread_t th;
+	DIR *d;
+	char go;
+
+	if (become_nobody() || !(t = nlt_open()))
+		return 100;
+	if (pthread_create(&th, NULL, create_thread, &a))
+		return 100;
+	OWN_CHECK(comm_wait_listed(t, own), "its own comm is not listed");
+	OWN_CHECK(comm_listed(t, other, NULL) == 0, "root's comm is listed");
+	ret = comm_lookup(t, &c, false);
+	OWN_CHECK(ret == -ENOENT, "get of root's comm: %d", ret);
+	c.id = own;
+	ret = comm_lookup(t, &c, false);
+	OWN_CHECK(ret == 0 && c.found, "get of its own comm: %d (%s)", ret, t->ext);
+	ret = comm_abort(t, other);
+	OWN_CHECK(ret == -EPERM && strstr(t->ext, "CAP_NET_ADMIN"),
+		  "abort of root's comm: %d (%s)", ret, t->ext);
+	errno = 0;
+	m = nlt_monitor();
+	OWN_CHECK(!m && errno == EPERM, "events group: %s", m ? "joined" : strerror(errno));
+	nlt_close(m);
+	errno = 0;
+	d = opendir("/sys/kernel/kcoll/comms");
+	OWN_CHECK(!d && errno == EACCES, "/sys/kernel/kcoll/comms: %s",
+		  d ? "listed" : strerror(errno));
+	if (d)
+		closedir(d);
+
+	/* Root looks now (it sees both); then our own abort ends our create. */
+	if (write(wfd, "r", 1) != 1 || read(rfd, &go, 1) != 1)
+		bad++;
+	ret = comm_abort(t, own);
+	OWN_CHECK(ret == 0, "abort of its own comm: %d (%s)", ret, t->ext);
+	pthread_join(th, NULL);
+	OWN_CHECK(a.ret == -ECONNABORTED, "its create returned %d", a.ret);
+	nlt_close(t);
+	return bad;
+}
+
+TEST_F_TIMEOUT(pair, users_see_and_abort_their_own_comms_only, 120)
+{
+	struct create_arg a = { .fd = self->fd, .id = self->id };
+	uint64_t own = self->id + 1;
+	int to_child[2], to_parent[2], status, fd;
+	uint32_t uid = 0;
+	pthread_t th;
+	char r;
+
+	/* Root's comm, connecting to a rank 1 that never comes. */
+	ASSERT_EQ(0, pthread_create(&th, NULL, create_thread, &a));
+	ASSERT_TRUE(comm_wait_listed(self->t, self->id));
+	fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (!self->child)
+		_exit(own_child(fd, own, self->id, to_parent[1], to_child[0]));
+	close(fd);
+	/* The administrator sees every user's comms, with their owners. */
+	EXPECT_EQ(1, read(to_parent[0], &r, 1));
+	EXPECT_EQ(1, comm_listed(self->t, own, &uid));
+	EXPECT_EQ(65534, uid);
+	EXPECT_EQ(1, comm_listed(self->t, self->id, &uid));
+	EXPECT_EQ(0, uid);
+	EXPECT_EQ(1, write(to_child[1], "g", 1));
+	ASSERT_EQ(self->child, waitpid(self->child, &status, 0));
+	self->child = -1;
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("%d checks failed as nobody",
+						 WEXITSTATUS(status));
+	/* ... and may abort any of them. */
+	EXPECT_EQ(0, comm_abort(self->t, self->id)) TH_LOG("%s", self->t->ext);
+	pthread_join(th, NULL);
+	EXPECT_EQ(-ECONNABORTED, a.ret);
+	close(to_child[0]);
+	close(to_child[1]);
+	close(to_parent[0]);
+	close(to_parent[1]);
 }
 
 /* One engine-get reply: count the engines and remember the first one's name and pairs. */

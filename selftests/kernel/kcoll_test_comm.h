@@ -17,10 +17,33 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <linux/kcoll.h>
+
+/* A shell command's exit status, -1 if it did not exit. */
+static inline int kt_sh(const char *cmd)
+{
+	int ret = system(cmd);
+
+	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
+}
+
+/* The number a file (a sysfs or module parameter file) starts with, or @def. */
+static inline long kt_read_long(const char *path, long def)
+{
+	FILE *f = fopen(path, "r");
+	long v = def;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = def;
+		fclose(f);
+	}
+	return v;
+}
 
 static inline unsigned int kt_env(const char *name, unsigned int def)
 {

@@ -19,6 +19,8 @@ k=build/selftests/kernel
 run kcoll_module sh selftests/kernel/kcoll_module.sh
 run kcoll_rxe sh selftests/kernel/kcoll_rxe.sh
 modprobe kcoll
+# First, before any communicator: the node's port is kcoll's from load on.
+run kcoll_listen $k/kcoll_listen_test
 run kcoll_info $k/kcoll_info_test
 run kcoll_open $k/kcoll_open_test
 # The control plane: netlink family, kcollctl over it, events, tracepoints.

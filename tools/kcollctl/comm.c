@@ -22,7 +22,8 @@ static void kcoll_ctl_comm_usage(FILE *f)
 	      "       COMM_ID := communicator id in hex, e.g. 908c115900303fc2 (all its ranks)\n"
 	      "       NAME := one rank's sysfs directory, e.g. 908c115900303fc2-0\n"
 	      "comm show lists peers and the operation in flight when the kcoll netlink family\n"
-	      "is there (else it reads sysfs); comm abort needs it, and CAP_NET_ADMIN.\n", f);
+	      "is there (else it reads sysfs, which is root's): a user sees their own comms,\n"
+	      "CAP_NET_ADMIN everyone's; comm abort needs it, and the owner or CAP_NET_ADMIN.\n", f);
 }
 
 /* What "show ID" selects: every rank of one comm id, or one directory by name. */
