@@ -549,6 +549,8 @@ unsigned int kcoll_comm_count(void);
 int kcoll_comm_walk(unsigned long *pos, int (*fn)(struct kcoll_comm *comm, void *arg),
 		    void *arg);
 void kcoll_comm_admin_abort(struct kcoll_comm *comm);
+void kcoll_comm_hw_hold(struct kcoll_comm *comm);
+void kcoll_comm_hw_unhold(struct kcoll_comm *comm);
 
 /* kcoll_conn.c */
 int kcoll_conn_connect(struct kcoll_conn *conn);
