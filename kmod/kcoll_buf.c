@@ -74,7 +74,8 @@ static const struct vm_operations_struct kcoll_buf_vm_ops = {
  * @vma:	the new mapping
  *
  * Shared mappings only (a private one would copy on write, away from the buffer), of at
- * most the buffer's pages.  Context: mmap_lock held for writing.
+ * most the buffer's pages; a child of fork() does not inherit them.  Context: mmap_lock
+ * held for writing.
  */
 int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma)
 {
@@ -95,7 +96,11 @@ int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma)
 		kcoll_buf_put(buf);
 		return -EINVAL;
 	}
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	/*
+	 * Not inherited by fork(): the pages are charged to, and the DMA target of, the
+	 * creator's communicator only (as MADV_DONTFORK for user registrations).
+	 */
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY;
 	vma->vm_private_data = buf;
 	vma->vm_ops = &kcoll_buf_vm_ops;
 	ret = vm_insert_pages(vma, vma->vm_start, buf->region.pages, &npages);
