@@ -404,7 +404,8 @@ static int kcoll_op_scratch(struct kcoll_op *op, u64 bytes)
 		return 0;
 	kcoll_region_release(s);
 	memset(s, 0, sizeof(*s));
-	ret = kcoll_region_alloc(s, bytes, 0);
+	/* Zeroed: no stale kernel data may reach a peer, whatever a schedule sends. */
+	ret = kcoll_region_alloc(s, bytes, __GFP_ZERO);
 	if (!ret)
 		ret = kcoll_region_map(comm, s, comm->nranks > 1, true);
 	if (!ret)
