@@ -26,6 +26,23 @@ sh selftests/kernel/kcoll_trace.sh start
 run kcoll_nl $k/kcoll_nl_test
 run kcoll_trace sh selftests/kernel/kcoll_trace.sh check
 run kcoll_bpf sh selftests/kernel/kcoll_bpf.sh
+# One-rank communicators (no device): every collective, buffers, point-to-point, and the
+# object lifetimes and limits a local process reaches.
+run kcoll_single $k/kcoll_single_test
+run kcoll_coll_1rank $k/kcoll_coll_test
+seed_1rank() {
+	out=$(KCOLL_RANK=0 KCOLL_NRANKS=1 timeout 60 examples/allreduce_seed 2>&1)
+	rc=$?
+	echo "TAP version 13"
+	echo "1..1"
+	if [ $rc -eq 0 ] && [ "$out" = "rank 0: 1" ]; then
+		echo "ok 1 allreduce_seed on one rank prints 1"
+	else
+		echo "# $out (exit $rc)"
+		echo "not ok 1 allreduce_seed on one rank prints 1"
+	fi
+}
+run allreduce_seed_1rank seed_1rank
 modprobe -r kcoll
 modprobe -r rdma_rxe
 rig_kmemleak_check >"$tap/kmemleak.tap" 2>&1
