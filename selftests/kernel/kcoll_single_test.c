@@ -18,8 +18,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <linux/capability.h>
-#include <sys/syscall.h>
 
 #include "kcoll_test_comm.h"
 #include "kselftest_harness.h"
@@ -31,25 +29,6 @@ static int one_rank(int fd, const char *name, unsigned int salt, uint32_t *h)
 	struct kcoll_sockaddr me = kt_addr(kt_rank());
 
 	return kt_comm_create(fd, kt_comm_id(name, salt), 0, 1, &me, 10000, h, NULL);
-}
-
-static int buf_create(int fd, uint32_t comm, uint64_t len, uint32_t *h, uint64_t *off)
-{
-	struct kcoll_buf_create b = { .size = sizeof(b), .comm = comm, .length = len };
-	int ret = kt_ioctl(fd, KCOLL_IOC_BUF_CREATE, &b);
-
-	if (!ret && h)
-		*h = b.handle;
-	if (!ret && off)
-		*off = b.mmap_offset;
-	return ret;
-}
-
-static int buf_destroy(int fd, uint32_t comm, uint32_t h)
-{
-	struct kcoll_buf_arg a = { .size = sizeof(a), .comm = comm, .handle = h };
-
-	return kt_ioctl(fd, KCOLL_IOC_BUF_DESTROY, &a);
 }
 
 /* Pages charged to this process (pinned_vm): VmPin in /proc/self/status, in KiB. */
@@ -81,21 +60,6 @@ static int count_comms(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n;
-}
-
-/* Drop or regain CAP_IPC_LOCK (effective), which bypasses RLIMIT_MEMLOCK. */
-static int set_ipc_lock(bool on)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2];
-
-	if (syscall(SYS_capget, &hdr, d))
-		return -errno;
-	if (on)
-		d[0].effective |= 1U << CAP_IPC_LOCK;
-	else
-		d[0].effective &= ~(1U << CAP_IPC_LOCK);
-	return syscall(SYS_capset, &hdr, d) ? -errno : 0;
 }
 
 FIXTURE(one) {
@@ -145,7 +109,7 @@ TEST_F(one, p2p_has_no_peer)
 	uint32_t h;
 	unsigned int i;
 
-	ASSERT_EQ(0, buf_create(self->fd, self->comm, PG, &h, NULL));
+	ASSERT_EQ(0, kt_buf_create(self->fd, self->comm, PG, &h, NULL));
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct kcoll_p2p p = {
 			.size = sizeof(p), .flags = cases[i].flags, .comm = self->comm,
@@ -156,7 +120,7 @@ TEST_F(one, p2p_has_no_peer)
 
 		EXPECT_EQ(-EINVAL, kt_ioctl(self->fd, KCOLL_IOC_P2P, &p)) TH_LOG("case %u", i);
 	}
-	EXPECT_EQ(0, buf_destroy(self->fd, self->comm, h));
+	EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, h));
 }
 
 /*
@@ -183,7 +147,7 @@ TEST_F(one, buffers)
 		uint64_t j;
 		uint32_t h;
 
-		ASSERT_EQ(0, buf_create(self->fd, self->comm, len, &h, &off)) TH_LOG("%llu",
+		ASSERT_EQ(0, kt_buf_create(self->fd, self->comm, len, &h, &off)) TH_LOG("%llu",
 			(unsigned long long)len);
 		EXPECT_EQ(pin0 + (long)(pages * PG / 1024), vm_pin_kb());
 		m = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, off);
@@ -198,8 +162,8 @@ TEST_F(one, buffers)
 			if (m[len / 2 + j] != (unsigned char)(j * 7))
 				break;
 		EXPECT_EQ(len / 2, j);
-		EXPECT_EQ(0, buf_destroy(self->fd, self->comm, h));
-		EXPECT_EQ(-ENOENT, buf_destroy(self->fd, self->comm, h));
+		EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, h));
+		EXPECT_EQ(-ENOENT, kt_buf_destroy(self->fd, self->comm, h));
 		/* Still mapped: the pages and their charge stay until munmap. */
 		EXPECT_EQ(pin0 + (long)(pages * PG / 1024), vm_pin_kb());
 		m[len - 1] = 1;
@@ -208,12 +172,12 @@ TEST_F(one, buffers)
 	}
 	/* RLIMIT_MEMLOCK applies as on any communicator. */
 	ASSERT_EQ(0, getrlimit(RLIMIT_MEMLOCK, &old));
-	ASSERT_EQ(0, set_ipc_lock(false));
+	ASSERT_EQ(0, kt_set_ipc_lock(false));
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
-	EXPECT_EQ(-ENOMEM, buf_create(self->fd, self->comm, (1 << 20) + 1, NULL, NULL));
-	EXPECT_EQ(0, buf_create(self->fd, self->comm, 1 << 20, &i, NULL));
-	EXPECT_EQ(0, buf_destroy(self->fd, self->comm, i));
-	ASSERT_EQ(0, set_ipc_lock(true));
+	EXPECT_EQ(-ENOMEM, kt_buf_create(self->fd, self->comm, (1 << 20) + 1, NULL, NULL));
+	EXPECT_EQ(0, kt_buf_create(self->fd, self->comm, 1 << 20, &i, NULL));
+	EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, i));
+	ASSERT_EQ(0, kt_set_ipc_lock(true));
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &old));
 }
 
@@ -263,7 +227,7 @@ TEST_F(one, fork_does_not_inherit_buffer)
 	uint32_t h;
 	pid_t pid;
 
-	ASSERT_EQ(0, buf_create(self->fd, self->comm, len, &h, &off));
+	ASSERT_EQ(0, kt_buf_create(self->fd, self->comm, len, &h, &off));
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, off);
 	ASSERT_NE(MAP_FAILED, m);
 	memset(m, 9, len);
@@ -279,7 +243,7 @@ TEST_F(one, fork_does_not_inherit_buffer)
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
 	EXPECT_EQ(9, m[len - 1]);
 	EXPECT_EQ(0, munmap(m, len));
-	EXPECT_EQ(0, buf_destroy(self->fd, self->comm, h));
+	EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, h));
 }
 
 /*
@@ -300,8 +264,8 @@ static void *buf_churn(void *arg)
 	uint32_t h;
 
 	while (!c->stop) {
-		if (!buf_create(c->fd, c->comm, 64 << 10, &h, NULL) &&
-		    !buf_destroy(c->fd, c->comm, h))
+		if (!kt_buf_create(c->fd, c->comm, 64 << 10, &h, NULL) &&
+		    !kt_buf_destroy(c->fd, c->comm, h))
 			c->n++;
 	}
 	return NULL;
@@ -363,9 +327,9 @@ TEST_F(one, huge_buffer_is_enomem)
 	ASSERT_NE(NULL, f);
 	fprintf(f, "%u\n", (1U << 24) + 1);	/* 16 TiB + 1 MiB */
 	fclose(f);
-	ret = buf_create(self->fd, self->comm, (1ULL << 44) + PG, &h, NULL);
+	ret = kt_buf_create(self->fd, self->comm, (1ULL << 44) + PG, &h, NULL);
 	if (!ret)
-		buf_destroy(self->fd, self->comm, h);
+		kt_buf_destroy(self->fd, self->comm, h);
 	f = fopen(param, "w");
 	ASSERT_NE(NULL, f);
 	fputs(old, f);
@@ -508,22 +472,6 @@ TEST(peer_size_cap)
 	close(fd);
 }
 
-/*
- * The communicator (and its address table) of a large nranks from vmalloc: fail_page_alloc
- * makes the kmalloc attempt of kvzalloc() fail, and the failed create must free it with
- * kvfree().  Only where the kernel has fault injection (the debug kernel).
- */
-static int write_str(const char *path, const char *v)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fputs(v, f) < 0 ? -EIO : 0;
-	return fclose(f) ? -errno : ret;
-}
-
 TEST(large_comm_from_vmalloc)
 {
 	const char *d = "/sys/kernel/debug/fail_page_alloc";
@@ -544,7 +492,7 @@ TEST(large_comm_from_vmalloc)
 	peers[0].addr[3] = 250;		/* not this node: EADDRNOTAVAIL after the allocations */
 #define FPA(file, v) do {						\
 	snprintf(path, sizeof(path), "%s/" file, d);			\
-	ASSERT_EQ(0, write_str(path, v));				\
+	ASSERT_EQ(0, kt_write_str(path, v));				\
 } while (0)
 	FPA("ignore-gfp-wait", "N");
 	FPA("ignore-gfp-highmem", "N");
@@ -554,10 +502,10 @@ TEST(large_comm_from_vmalloc)
 	FPA("times", "-1");
 	FPA("verbose", "0");
 	FPA("probability", "100");
-	ASSERT_EQ(0, write_str("/proc/self/make-it-fail", "1"));
+	ASSERT_EQ(0, kt_write_str("/proc/self/make-it-fail", "1"));
 	for (i = 0; i < 5; i++)
 		ret = kt_comm_create(fd, kt_comm_id("vmalloc", i), 0, n, peers, 1000, NULL, NULL);
-	ASSERT_EQ(0, write_str("/proc/self/make-it-fail", "0"));
+	ASSERT_EQ(0, kt_write_str("/proc/self/make-it-fail", "0"));
 	FPA("probability", "0");
 	FPA("min-order", "0");
 	FPA("task-filter", "N");

@@ -3,6 +3,7 @@
 # The single-node suite, run inside one rig VM: kcoll.ko against its uAPI, the module life
 # cycle and RDMA device tracking.  Each test's TAP goes to $RIG_DIR/tap/<test>.tap.
 . rig/guest/lib.sh
+. selftests/lib/seed.sh
 rig_net_up
 modprobe rdma_rxe
 
@@ -30,19 +31,7 @@ run kcoll_bpf sh selftests/kernel/kcoll_bpf.sh
 # object lifetimes and limits a local process reaches.
 run kcoll_single $k/kcoll_single_test
 run kcoll_coll_1rank $k/kcoll_coll_test
-seed_1rank() {
-	out=$(KCOLL_RANK=0 KCOLL_NRANKS=1 timeout 60 examples/allreduce_seed 2>&1)
-	rc=$?
-	echo "TAP version 13"
-	echo "1..1"
-	if [ $rc -eq 0 ] && [ "$out" = "rank 0: 1" ]; then
-		echo "ok 1 allreduce_seed on one rank prints 1"
-	else
-		echo "# $out (exit $rc)"
-		echo "not ok 1 allreduce_seed on one rank prints 1"
-	fi
-}
-run allreduce_seed_1rank seed_1rank
+run allreduce_seed_1rank seed_tap 0 1
 modprobe -r kcoll
 modprobe -r rdma_rxe
 rig_kmemleak_check >"$tap/kmemleak.tap" 2>&1
