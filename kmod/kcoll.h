@@ -263,7 +263,8 @@ struct kcoll_region {
  * @was_ready:	reached the ready state once (create succeeded even if a peer left since)
  * @wq:		woken on state changes and request completions
  * @reqs:	requests still holding hardware resources (comm->lock); the list holds a ref
- * @nhw:	entries of @reqs; shutdown waits for it to reach zero
+ * @nhw:	entries of @reqs, submitted collectives and callers mapping memory
+ *		(kcoll_comm_hw_hold()); shutdown waits for it to reach zero
  * @shut:	hardware resources released (teardown_mutex); the comm is a shell
  * @watchdog:	keepalive and dead-peer detection while requests are pending
  * @shutdown_work: disconnects and drains every QP after an error
@@ -273,6 +274,9 @@ struct kcoll_region {
  * @nops:	collectives submitted so far: the next one's sequence number (comm->lock)
  * @scratch:	scratch memory of the running collective, kept for the next (only the
  *		running op uses it; released at shutdown)
+ * @scratch_wait: the first collective found teardown_mutex taken and waits to be kicked
+ *		when it is unlocked (kcoll_teardown_unlock())
+ * @ctrl_waiters: threads waiting for a free control message slot (woken by its completion)
  * @coll_ops, @coll_bytes: collectives completed and their payload bytes
  * @conns:	@nranks entries; conns[@rank] is unused
  */
@@ -312,6 +316,8 @@ struct kcoll_comm {
 	struct list_head ops;
 	u32 nops;
 	struct kcoll_region scratch;
+	bool scratch_wait;
+	atomic_t ctrl_waiters;
 	atomic64_t coll_ops;
 	atomic64_t coll_bytes;
 	atomic64_t tx_bytes;
@@ -451,6 +457,7 @@ enum kcoll_op_step_state {
 
 enum kcoll_op_state {
 	KCOLL_OP_QUEUED,	/* behind another collective of its comm */
+	KCOLL_OP_STARTING,	/* its turn: getting scratch memory (teardown_mutex) */
 	KCOLL_OP_RUNNING,
 	KCOLL_OP_DONE,
 };
@@ -476,7 +483,7 @@ enum kcoll_op_state {
  * @list:	in comm->ops (comm->lock)
  * @work:	the progress engine: runs every local step and posts the next stage
  * @nreqs:	step requests still holding hardware; the regions live until it is zero
- * @counted:	submitted: counts in comm->nhw until released (comm->lock)
+ * @counted:	counts in comm->nhw from creation until released (comm->lock)
  * @released:	regions released, the comm's hardware count dropped (comm->lock)
  */
 struct kcoll_op {
@@ -551,6 +558,8 @@ unsigned int kcoll_comm_count(void);
 int kcoll_comm_walk(unsigned long *pos, int (*fn)(struct kcoll_comm *comm, void *arg),
 		    void *arg);
 void kcoll_comm_admin_abort(struct kcoll_comm *comm);
+void kcoll_comm_hw_hold(struct kcoll_comm *comm);
+void kcoll_comm_hw_unhold(struct kcoll_comm *comm);
 
 /* kcoll_conn.c */
 int kcoll_conn_connect(struct kcoll_conn *conn);
@@ -602,6 +611,7 @@ void kcoll_op_req_released(struct kcoll_op *op);
 void kcoll_op_put(struct kcoll_op *op);
 void kcoll_coll_kick(struct kcoll_comm *comm);
 void kcoll_coll_shutdown(struct kcoll_comm *comm);
+void kcoll_teardown_unlock(struct kcoll_comm *comm);
 int kcoll_coll_wait_ctx(struct kcoll_ctx *ctx, struct kcoll_wait *arg);
 void kcoll_ctx_drop_ops(struct kcoll_ctx *ctx);
 

@@ -74,7 +74,8 @@ static const struct vm_operations_struct kcoll_buf_vm_ops = {
  * @vma:	the new mapping
  *
  * Shared mappings only (a private one would copy on write, away from the buffer), of at
- * most the buffer's pages.  Context: mmap_lock held for writing.
+ * most the buffer's pages; a child of fork() does not inherit them.  Context: mmap_lock
+ * held for writing.
  */
 int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma)
 {
@@ -95,7 +96,11 @@ int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma)
 		kcoll_buf_put(buf);
 		return -EINVAL;
 	}
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	/*
+	 * Not inherited by fork(): the pages are charged to, and the DMA target of, the
+	 * creator's communicator only (as MADV_DONTFORK for user registrations).
+	 */
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY;
 	vma->vm_private_data = buf;
 	vma->vm_ops = &kcoll_buf_vm_ops;
 	ret = vm_insert_pages(vma, vma->vm_start, buf->region.pages, &npages);
@@ -164,6 +169,38 @@ bad:
 	kcoll_comm_fail(comm, -EPROTO, conn->peer);
 }
 
+/* A control slot of @conn is free now, or the comm is not ready.  Context: comm->lock. */
+static bool kcoll_buf_ctrl_ready(struct kcoll_conn *conn)
+{
+	lockdep_assert_held(&conn->comm->lock);
+	return conn->comm->state != KCOLL_COMM_READY ||
+	       (!list_empty(&conn->tx_free) && conn->sq_free >= 1);
+}
+
+/*
+ * Wait until a control slot of @conn may be free: its send completions wake us (while
+ * ctrl_waiters counts us); a send queue slot freed by a data completion does not, so the
+ * wait also ends every 100 ms.  Return: 0 (try again), -ETIMEDOUT at @deadline, -EINTR.
+ */
+static int kcoll_buf_wait_ctrl(struct kcoll_conn *conn, unsigned long deadline)
+{
+	struct kcoll_comm *comm = conn->comm;
+	long left = (long)(deadline - jiffies), ret;
+
+	if (left <= 0)
+		return -ETIMEDOUT;
+	atomic_inc(&comm->ctrl_waiters);
+	ret = wait_event_killable_timeout(comm->wq, ({
+		bool ready;
+
+		spin_lock_bh(&comm->lock);
+		ready = kcoll_buf_ctrl_ready(conn);
+		spin_unlock_bh(&comm->lock);
+		ready; }), min_t(long, left, HZ / 10));
+	atomic_dec(&comm->ctrl_waiters);
+	return ret < 0 ? -EINTR : 0;
+}
+
 /* Post the announcement of @buf on @conn, in as many messages as its segments need. */
 static int kcoll_buf_announce(struct kcoll_buf *buf, struct kcoll_conn *conn,
 			      struct kcoll_wire_seg *segs, u32 nsegs, unsigned long deadline)
@@ -187,11 +224,9 @@ static int kcoll_buf_announce(struct kcoll_buf *buf, struct kcoll_conn *conn,
 		if (!c) {
 			/* Every control slot in flight: they come back within a round trip. */
 			spin_unlock_bh(&comm->lock);
-			if (time_after(jiffies, deadline))
-				return -ETIMEDOUT;
-			if (fatal_signal_pending(current))
-				return -EINTR;
-			usleep_range(100, 1000);
+			ret = kcoll_buf_wait_ctrl(conn, deadline);
+			if (ret)
+				return ret;
 			continue;
 		}
 		m = c->msg;
@@ -420,7 +455,7 @@ long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg)
 		xa_erase(&comm->bufs, handle);
 		goto out_unmap;
 	}
-	mutex_unlock(&comm->teardown_mutex);
+	kcoll_teardown_unlock(comm);
 
 	arg.handle = handle;
 	arg.mmap_offset = (u64)buf->cookie << PAGE_SHIFT;
@@ -431,7 +466,7 @@ long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg)
 out_unmap:
 	kcoll_buf_unmap(buf);
 out_unlock:
-	mutex_unlock(&comm->teardown_mutex);
+	kcoll_teardown_unlock(comm);
 	kcoll_buf_put(buf);
 out_put_comm:
 	kcoll_comm_put(comm);
@@ -476,7 +511,7 @@ long kcoll_ioctl_buf_destroy(struct kcoll_ctx *ctx, void __user *uarg)
 	xa_unlock(&comm->bufs);
 	if (!ret)
 		kcoll_buf_forget(ctx, buf);
-	mutex_unlock(&comm->teardown_mutex);
+	kcoll_teardown_unlock(comm);
 	kcoll_comm_put(comm);
 	return ret;
 }
@@ -558,7 +593,7 @@ void kcoll_buf_drop_all(struct kcoll_comm *comm)
 		xa_erase(&comm->bufs, h);
 		kcoll_buf_forget(comm->ctx, buf);
 	}
-	mutex_unlock(&comm->teardown_mutex);
+	kcoll_teardown_unlock(comm);
 }
 
 /* File release: drop the mmap table's references (after every comm is destroyed). */

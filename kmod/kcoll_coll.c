@@ -20,11 +20,11 @@
  * the ioctl, in the caller's context; zero-copy buffers are used as they are; scratch
  * memory belongs to the communicator and is reused from call to call.  The regions live
  * until the operation is done and every step request has released the hardware
- * (op->nreqs); the operation counts in comm->nhw until then, so shutdown waits for it.
+ * (op->nreqs); the operation counts in comm->nhw from its creation (under teardown_mutex)
+ * until then, so shutdown waits for it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/delay.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -92,12 +92,8 @@ static void kcoll_op_release_hw(struct kcoll_op *op)
 			op->bufs[i] = NULL;
 		}
 	}
-	if (counted) {		/* submitted: counted in comm->nhw */
-		spin_lock_bh(&comm->lock);
-		if (atomic_dec_and_test(&comm->nhw))
-			wake_up_all(&comm->wq);
-		spin_unlock_bh(&comm->lock);
-	}
+	if (counted)		/* created: counted in comm->nhw */
+		kcoll_comm_hw_unhold(comm);
 }
 
 static void kcoll_op_free(struct kref *ref)
@@ -309,6 +305,8 @@ static struct kcoll_op *kcoll_op_create(struct kcoll_comm *comm, const struct kc
 	kref_init(&op->ref);
 	kcoll_comm_get(comm);
 	op->comm = comm;
+	kcoll_comm_hw_hold(comm);	/* dropped by kcoll_op_release_hw() */
+	op->counted = true;
 	op->state = KCOLL_OP_QUEUED;
 	INIT_WORK(&op->work, kcoll_op_work);
 	atomic_set(&op->nreqs, 0);
@@ -404,7 +402,8 @@ static int kcoll_op_scratch(struct kcoll_op *op, u64 bytes)
 		return 0;
 	kcoll_region_release(s);
 	memset(s, 0, sizeof(*s));
-	ret = kcoll_region_alloc(s, bytes, 0);
+	/* Zeroed: no stale kernel data may reach a peer, whatever a schedule sends. */
+	ret = kcoll_region_alloc(s, bytes, __GFP_ZERO);
 	if (!ret)
 		ret = kcoll_region_map(comm, s, comm->nranks > 1, true);
 	if (!ret)
@@ -419,18 +418,43 @@ static int kcoll_op_scratch(struct kcoll_op *op, u64 bytes)
 /*
  * kcoll_op_scratch() under teardown_mutex, which shutdown holds while it releases the device
  * and PD, and while it waits for this very operation: so only try it.  Busy (a buffer being
- * created, an operation being pinned) with the comm still ready: -EAGAIN, try again soon.
+ * created, an operation being pinned): -EAGAIN, and whoever holds it kicks the operation
+ * again when unlocking (kcoll_teardown_unlock()); a failing comm kicks it too.
  */
 static int kcoll_op_scratch_locked(struct kcoll_op *op)
 {
 	struct kcoll_comm *comm = op->comm;
 	int err;
 
+	WRITE_ONCE(comm->scratch_wait, true);
+	smp_mb();	/* flag before trylock; pairs with kcoll_teardown_unlock() */
 	if (!mutex_trylock(&comm->teardown_mutex))
 		return -EAGAIN;
+	WRITE_ONCE(comm->scratch_wait, false);
 	err = comm->shut ? -ENOTCONN : kcoll_op_scratch(op, op->base[KCOLL_BUF_SCRATCH]);
 	mutex_unlock(&comm->teardown_mutex);
 	return err;
+}
+
+/**
+ * kcoll_teardown_unlock - unlock a comm's teardown_mutex, held by a caller in process context
+ * @comm:	the communicator
+ *
+ * The first collective may have found the mutex taken (kcoll_op_scratch_locked()): kick
+ * it, so that it never waits for more than the holder's section.
+ */
+void kcoll_teardown_unlock(struct kcoll_comm *comm)
+{
+	mutex_unlock(&comm->teardown_mutex);
+	smp_mb();	/* unlock before reading the flag; pairs with kcoll_op_scratch_locked() */
+	if (!READ_ONCE(comm->scratch_wait))
+		return;
+	spin_lock_bh(&comm->lock);
+	if (comm->scratch_wait) {
+		comm->scratch_wait = false;
+		kcoll_coll_kick(comm);
+	}
+	spin_unlock_bh(&comm->lock);
 }
 
 /* Execution --------------------------------------------------------------------------- */
@@ -615,16 +639,21 @@ static void kcoll_op_work(struct work_struct *work)
 	if (comm->state != KCOLL_COMM_READY)
 		err = comm->error ? comm->error : -ENOTCONN;
 	if (op->state == KCOLL_OP_QUEUED && !err) {
-		op->state = KCOLL_OP_RUNNING;
+		op->state = KCOLL_OP_STARTING;
 		spin_unlock_bh(&comm->lock);
 		trace_kcoll_op_start(comm->comm_id, comm->rank, op->tag >> 32, op->args.coll,
 				     op->algo, kcoll_op_payload(op), op->nsteps);
-		while ((err = kcoll_op_scratch_locked(op)) == -EAGAIN) {
-			if (READ_ONCE(comm->state) != KCOLL_COMM_READY) {
-				err = READ_ONCE(comm->error) ? READ_ONCE(comm->error) : -ENOTCONN;
-				break;
-			}
-			usleep_range(500, 1000);
+		spin_lock_bh(&comm->lock);
+	}
+	if (op->state == KCOLL_OP_STARTING && !err) {
+		spin_unlock_bh(&comm->lock);
+		err = kcoll_op_scratch_locked(op);
+		if (err == -EAGAIN)
+			goto out_put;	/* kicked again once teardown_mutex is free */
+		if (!err) {
+			spin_lock_bh(&comm->lock);
+			op->state = KCOLL_OP_RUNNING;
+			spin_unlock_bh(&comm->lock);
 		}
 		if (!err && !op->nsteps)
 			goto out_finish;
@@ -700,8 +729,6 @@ static int kcoll_op_submit(struct kcoll_op *op)
 	first = list_empty(&comm->ops);
 	kref_get(&op->ref);	/* comm->ops' reference, put by kcoll_op_finish() */
 	list_add_tail(&op->list, &comm->ops);
-	atomic_inc(&comm->nhw);	/* until kcoll_op_release_hw() */
-	op->counted = true;
 	if (first)
 		kcoll_op_kick(op);
 	spin_unlock_bh(&comm->lock);
@@ -731,10 +758,13 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 	}
 	if (ret)
 		goto out_put_comm;
-	/* Pinning and registering use the device and PD, which shutdown releases under it. */
+	/*
+	 * Pinning and registering use the device and PD, which shutdown releases under it
+	 * once nhw is zero: the op counts in nhw from here until kcoll_op_release_hw().
+	 */
 	mutex_lock(&comm->teardown_mutex);
 	op = comm->shut ? ERR_PTR(-ENOTCONN) : kcoll_op_create(comm, &arg);
-	mutex_unlock(&comm->teardown_mutex);
+	kcoll_teardown_unlock(comm);
 	if (IS_ERR(op)) {
 		ret = PTR_ERR(op);
 		goto out_put_comm;

@@ -136,10 +136,10 @@ static void kcoll_comm_release(struct kobject *kobj)
 	struct kcoll_comm *comm = to_kcoll_comm(kobj);
 
 	xa_destroy(&comm->bufs);
-	kfree(comm->addrs);
+	kvfree(comm->addrs);
 	if (comm->net)
 		put_net(comm->net);
-	kfree(comm);
+	kvfree(comm);		/* kvzalloc()ed: vmalloc for large nranks */
 }
 
 static const struct kobj_type kcoll_comm_ktype = {
@@ -469,8 +469,6 @@ static int kcoll_comm_read_peers(struct kcoll_comm *comm, const struct kcoll_com
 	u32 i;
 	int ret;
 
-	if (arg->peer_size < sizeof(u))
-		return -EINVAL;
 	comm->addrs = kvcalloc(arg->nranks, sizeof(*comm->addrs), GFP_KERNEL);
 	if (!comm->addrs)
 		return -ENOMEM;
@@ -483,8 +481,31 @@ static int kcoll_comm_read_peers(struct kcoll_comm *comm, const struct kcoll_com
 		ret = kcoll_sockaddr_from_uapi(&u, &comm->addrs[i]);
 		if (ret)
 			return ret;
+		cond_resched();		/* up to KCOLL_MAX_RANKS entries */
 	}
 	return 0;
+}
+
+/**
+ * kcoll_comm_hw_hold - count a user of the comm's device and PD in nhw
+ * @comm:	the communicator
+ *
+ * Context: teardown_mutex held, comm not shut: shutdown, which waits for nhw to reach zero
+ * before it releases the device, then waits for this user too.
+ */
+void kcoll_comm_hw_hold(struct kcoll_comm *comm)
+{
+	lockdep_assert_held(&comm->teardown_mutex);
+	atomic_inc(&comm->nhw);
+}
+
+/* Drop a kcoll_comm_hw_hold() count; under comm->lock, which shutdown takes after nhw is 0. */
+void kcoll_comm_hw_unhold(struct kcoll_comm *comm)
+{
+	spin_lock_bh(&comm->lock);
+	if (atomic_dec_and_test(&comm->nhw))
+		wake_up_all(&comm->wq);
+	spin_unlock_bh(&comm->lock);
 }
 
 /* The probe id below gets no event worth acting on. */
@@ -536,8 +557,11 @@ static int kcoll_comm_check_arg(const struct kcoll_comm_create *arg)
 	    arg->handle)
 		return -EINVAL;
 	if (!arg->comm_id || !arg->nranks || arg->nranks > KCOLL_MAX_RANKS ||
-	    arg->rank >= arg->nranks)
+	    arg->rank >= arg->nranks || arg->peer_size < sizeof(struct kcoll_sockaddr))
 		return -EINVAL;
+	/* Bounds the table's tails that copy_struct_from_user() checks for zeroes. */
+	if (arg->peer_size > KCOLL_PEER_SIZE_MAX)
+		return -E2BIG;
 	return 0;
 }
 
@@ -686,13 +710,16 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 		}
 	}
 
+	/*
+	 * Reserve the handle (a NULL entry): lookups and COMM_DESTROY see no communicator
+	 * there until it is published, with the table's reference, once creation succeeded.
+	 */
 	mutex_lock(&ctx->lock);
-	ret = xa_alloc_cyclic(&ctx->comms, &handle, comm, xa_limit_31b, &ctx->next_comm,
+	ret = xa_alloc_cyclic(&ctx->comms, &handle, NULL, xa_limit_31b, &ctx->next_comm,
 			      GFP_KERNEL);
 	mutex_unlock(&ctx->lock);
 	if (ret < 0)
 		goto out_shutdown;
-	kcoll_comm_get(comm);		/* the handle table's reference */
 	comm->ctx = ctx;
 	comm->handle = handle;
 
@@ -748,8 +775,11 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 	ret = kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
 	if (ret)
 		goto out_destroy;
+	/* Publish: the table's reference (our own passes to it) before anyone can see it. */
+	mutex_lock(&ctx->lock);
+	xa_store(&ctx->comms, handle, comm, GFP_KERNEL);	/* reserved: cannot fail */
+	mutex_unlock(&ctx->lock);
 	kcoll_nl_event_comm(comm, KCOLL_NL_COMM_CREATED);
-	kcoll_comm_put(comm);
 	return 0;
 
 out_destroy:
@@ -759,10 +789,9 @@ out_destroy:
 			 (u32 __user *)(uarg + offsetof(struct kcoll_comm_create, failed_rank)));
 out_unhandle:
 	mutex_lock(&ctx->lock);
-	xa_erase(&ctx->comms, handle);
+	xa_erase(&ctx->comms, handle);		/* the reservation */
 	mutex_unlock(&ctx->lock);
-	kcoll_comm_destroy(comm);	/* drops the table's reference */
-	kcoll_comm_put(comm);
+	kcoll_comm_destroy(comm);	/* drops our reference */
 	return ret;
 
 out_shutdown:
@@ -772,13 +801,18 @@ out_put:
 	return ret;
 }
 
-/* Remove a handle from the table; the caller owns the table's reference after. */
+/*
+ * Remove a handle from the table; the caller owns the table's reference after.  A handle
+ * still reserved by a COMM_CREATE in progress is not there yet (NULL) and stays reserved.
+ */
 static struct kcoll_comm *kcoll_comm_unhandle(struct kcoll_ctx *ctx, u32 handle)
 {
 	struct kcoll_comm *comm;
 
 	mutex_lock(&ctx->lock);
-	comm = xa_erase(&ctx->comms, handle);
+	comm = xa_load(&ctx->comms, handle);
+	if (comm)
+		xa_erase(&ctx->comms, handle);
 	mutex_unlock(&ctx->lock);
 	return comm;
 }

@@ -282,6 +282,8 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	req = c->req;
 	c->req = NULL;
 	list_add(&c->list, &conn->tx_free);
+	if (atomic_read(&comm->ctrl_waiters))	/* a buffer's announcement waits for a slot */
+		wake_up_all(&comm->wq);
 	if (req && wc->status == IB_WC_SUCCESS)
 		kcoll_p2p_acked(req);
 	spin_unlock_bh(&comm->lock);
@@ -512,7 +514,7 @@ void kcoll_conn_retry_work(struct work_struct *work)
 	spin_lock_bh(&comm->lock);
 	if (comm->state != KCOLL_COMM_CONNECTING || conn->state != KCOLL_CONN_RETRY) {
 		spin_unlock_bh(&comm->lock);
-		mutex_unlock(&comm->teardown_mutex);
+		kcoll_teardown_unlock(comm);
 		return;
 	}
 	spin_unlock_bh(&comm->lock);
@@ -524,11 +526,11 @@ void kcoll_conn_retry_work(struct work_struct *work)
 		if (conn->state == KCOLL_CONN_RETRY)
 			kcoll_conn_set_state(conn, KCOLL_CONN_IDLE);
 		spin_unlock_bh(&comm->lock);
-		mutex_unlock(&comm->teardown_mutex);
+		kcoll_teardown_unlock(comm);
 		return;
 	}
 	ret = kcoll_conn_connect(conn);
-	mutex_unlock(&comm->teardown_mutex);
+	kcoll_teardown_unlock(comm);
 	if (ret)
 		kcoll_conn_retry_later(conn, ret);
 }

@@ -907,6 +907,7 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 	struct kcoll_req *req;
 	struct kcoll_p2p arg;
 	u32 usize, id;
+	bool held = false;
 	int ret;
 
 	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_P2P_SIZE_VER0, uarg, &usize);
@@ -940,11 +941,17 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 		req->mem.offset = arg.addr;
 		req->mem.len = arg.len;
 	} else {
-		/* Shutdown releases the device and PD under teardown_mutex: map against it. */
+		/*
+		 * Shutdown releases the device and PD under teardown_mutex once nhw is zero:
+		 * map against it, and count in nhw from there until queued (or released).
+		 */
 		mutex_lock(&comm->teardown_mutex);
-		ret = comm->shut ? -ENOTCONN : kcoll_mem_pin(comm, &req->mem, arg.addr, arg.len,
-							     !req->send);
-		mutex_unlock(&comm->teardown_mutex);
+		held = !comm->shut;
+		if (held)
+			kcoll_comm_hw_hold(comm);
+		ret = held ? kcoll_mem_pin(comm, &req->mem, arg.addr, arg.len, !req->send) :
+			     -ENOTCONN;
+		kcoll_teardown_unlock(comm);
 		if (ret) {
 			kcoll_mem_release(&req->mem);
 			goto out_put_req;
@@ -968,6 +975,10 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 		kcoll_mem_release(&req->mem);
 		goto out_put_req;
 	}
+	if (held) {		/* queued: the request counts itself now */
+		kcoll_comm_hw_unhold(comm);
+		held = false;
+	}
 	if (req->id) {
 		arg.req = req->id;
 		ret = kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
@@ -979,6 +990,8 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 		}
 	}
 out_put_req:
+	if (held)		/* after kcoll_mem_release(): the hardware is not touched again */
+		kcoll_comm_hw_unhold(comm);
 	kcoll_req_put(req);
 out_put_comm:
 	kcoll_comm_put(comm);

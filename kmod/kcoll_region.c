@@ -58,7 +58,8 @@ int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write)
 	if (uaddr + len < uaddr || ((uaddr + len - 1) >> PAGE_SHIFT) - first >= INT_MAX)
 		return -EFAULT;
 	npages = ((uaddr + len - 1) >> PAGE_SHIFT) - first + 1;
-	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL);
+	/* The caller chose the size: no allocator warning for an absurd one, just -ENOMEM. */
+	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL | __GFP_NOWARN);
 	if (!r->pages)
 		return -ENOMEM;
 	while (done < npages) {
@@ -86,16 +87,21 @@ int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write)
  * @gfp:	extra allocation flags (__GFP_ZERO for memory that reaches userspace)
  *
  * The pages are order-0 (split_page()), so they can be inserted into a user mapping.
+ * Return: 0, or -ENOMEM (also for more than INT_MAX pages).
  */
 int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 {
-	unsigned int npages = DIV_ROUND_UP_ULL(len, PAGE_SIZE), done = 0, i;
+	unsigned int npages, done = 0, i;
 
 	r->len = len;
 	r->write = true;
 	if (!len)
 		return 0;
-	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL);
+	/* Page counts are unsigned int: no len may round to more (nor wrap), as for pins. */
+	if (len > (u64)INT_MAX << PAGE_SHIFT)
+		return -ENOMEM;
+	npages = DIV_ROUND_UP_ULL(len, PAGE_SIZE);
+	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL | __GFP_NOWARN);
 	if (!r->pages)
 		return -ENOMEM;
 	while (done < npages) {
@@ -127,7 +133,8 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 
 /**
  * kcoll_region_map - DMA-map a region on its communicator's device
- * @comm:	communicator (its device and PD)
+ * @comm:	communicator (its device and PD; a one-rank communicator has neither, and its
+ *		regions get only the CPU mapping)
  * @r:		region with pages
  * @remote:	peers write into it: allocate and map the FRWR registrations
  * @cpu:	the CPU reads or writes it: vmap() it
@@ -137,16 +144,22 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
  */
 int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote, bool cpu)
 {
-	struct ib_device *ibdev = comm->dev->ibdev;
-	u32 per = kcoll_region_mr_pages(comm);
+	struct ib_device *ibdev;
 	unsigned int i, nchunks;
+	u32 per;
 	int ret;
 
 	if (!r->npages)
 		return 0;
+	if (comm->nranks == 1 && !remote)
+		goto map_cpu;	/* no peers, no device: the CPU does everything */
+	if (!comm->dev)
+		return -ENOTCONN;	/* shut down (callers check, under teardown_mutex) */
+	ibdev = comm->dev->ibdev;
+	per = kcoll_region_mr_pages(comm);
 	nchunks = DIV_ROUND_UP(r->npages, per);
-	r->chunks = kvcalloc(nchunks, sizeof(*r->chunks), GFP_KERNEL);
-	r->dma = kvmalloc_array(r->npages, sizeof(*r->dma), GFP_KERNEL);
+	r->chunks = kvcalloc(nchunks, sizeof(*r->chunks), GFP_KERNEL | __GFP_NOWARN);
+	r->dma = kvmalloc_array(r->npages, sizeof(*r->dma), GFP_KERNEL | __GFP_NOWARN);
 	if (!r->chunks || !r->dma)
 		return -ENOMEM;
 	r->ibdev = ibdev;
@@ -187,6 +200,7 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 		if (ret != ch->sgt.nents)
 			return ret < 0 ? ret : -EINVAL;
 	}
+map_cpu:
 	if (cpu) {
 		r->vaddr = vmap(r->pages, r->npages, VM_MAP, PAGE_KERNEL);
 		if (!r->vaddr)

@@ -4,10 +4,8 @@
  * RLIMIT_MEMLOCK charged exactly, destroy while mapped, bad arguments.  Every node runs
  * it at once; node i is rank i.
  */
-#include <linux/capability.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 
 #include "kcoll_test_comm.h"
 #include "kselftest_harness.h"
@@ -40,25 +38,6 @@ FIXTURE_TEARDOWN(world)
 	}
 }
 
-static int buf_create(int fd, uint32_t comm, uint64_t len, uint32_t *h, uint64_t *off)
-{
-	struct kcoll_buf_create bc = { .size = sizeof(bc), .comm = comm, .length = len };
-	int ret = kt_ioctl(fd, KCOLL_IOC_BUF_CREATE, &bc);
-
-	if (h)
-		*h = bc.handle;
-	if (off)
-		*off = bc.mmap_offset;
-	return ret;
-}
-
-static int buf_destroy(int fd, uint32_t comm, uint32_t h)
-{
-	struct kcoll_buf_arg a = { .size = sizeof(a), .comm = comm, .handle = h };
-
-	return kt_ioctl(fd, KCOLL_IOC_BUF_DESTROY, &a);
-}
-
 static int p2p_buf(int fd, uint32_t comm, uint32_t flags, unsigned int peer, uint32_t h,
 		   uint64_t off, uint64_t len, uint64_t *out)
 {
@@ -85,7 +64,7 @@ TEST_F_TIMEOUT(world, ring_on_buffers, 300)
 	unsigned int k;
 	int status;
 
-	ASSERT_EQ(0, buf_create(self->fd, self->comm, len, &h, &off));
+	ASSERT_EQ(0, kt_buf_create(self->fd, self->comm, len, &h, &off));
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, off);
 	ASSERT_NE(MAP_FAILED, m);
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
@@ -107,22 +86,8 @@ TEST_F_TIMEOUT(world, ring_on_buffers, 300)
 		EXPECT_EQ(0, m[roff + sz]);	/* nothing beyond the message */
 	}
 	EXPECT_EQ(0, kt_barrier(self->fd, self->comm));
-	EXPECT_EQ(0, buf_destroy(self->fd, self->comm, h));
+	EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, h));
 	munmap(m, len);
-}
-
-static int set_ipc_lock(bool on)
-{
-	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct data[2];
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
-	if (on)
-		data[0].effective |= 1U << CAP_IPC_LOCK;
-	else
-		data[0].effective &= ~(1U << CAP_IPC_LOCK);
-	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
 
 /*
@@ -139,31 +104,31 @@ TEST_F_TIMEOUT(world, memlock_exact, 300)
 	void *m;
 
 	ASSERT_EQ(0, getrlimit(RLIMIT_MEMLOCK, &old));
-	ASSERT_EQ(0, set_ipc_lock(false));
+	ASSERT_EQ(0, kt_set_ipc_lock(false));
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
 
-	EXPECT_EQ(0, buf_create(self->fd, self->comm, lim, &h, &off));
-	EXPECT_EQ(-ENOMEM, buf_create(self->fd, self->comm, PG, NULL, NULL));
+	EXPECT_EQ(0, kt_buf_create(self->fd, self->comm, lim, &h, &off));
+	EXPECT_EQ(-ENOMEM, kt_buf_create(self->fd, self->comm, PG, NULL, NULL));
 	m = mmap(NULL, lim, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, off);
 	ASSERT_NE(MAP_FAILED, m);
 	memset(m, 1, lim);
-	EXPECT_EQ(0, buf_destroy(self->fd, self->comm, h));
+	EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, h));
 	/* Destroyed but still mapped: the pages, and their charge, are still there. */
-	EXPECT_EQ(-ENOMEM, buf_create(self->fd, self->comm, PG, NULL, NULL));
+	EXPECT_EQ(-ENOMEM, kt_buf_create(self->fd, self->comm, PG, NULL, NULL));
 	EXPECT_EQ(1, ((unsigned char *)m)[lim - 1]);
 	munmap(m, lim);
 	/* Unmapped: charge back; one page over the limit is still refused. */
-	EXPECT_EQ(-ENOMEM, buf_create(self->fd, self->comm, lim + PG, NULL, NULL));
-	EXPECT_EQ(0, buf_create(self->fd, self->comm, lim, &h, NULL));
-	EXPECT_EQ(0, buf_destroy(self->fd, self->comm, h));
+	EXPECT_EQ(-ENOMEM, kt_buf_create(self->fd, self->comm, lim + PG, NULL, NULL));
+	EXPECT_EQ(0, kt_buf_create(self->fd, self->comm, lim, &h, NULL));
+	EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, h));
 	/* Just below: refused. */
 	rl.rlim_cur = lim - PG;
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
-	EXPECT_EQ(-ENOMEM, buf_create(self->fd, self->comm, lim, NULL, NULL));
+	EXPECT_EQ(-ENOMEM, kt_buf_create(self->fd, self->comm, lim, NULL, NULL));
 	/* CAP_IPC_LOCK bypasses the limit. */
-	ASSERT_EQ(0, set_ipc_lock(true));
-	EXPECT_EQ(0, buf_create(self->fd, self->comm, lim, &h, NULL));
-	EXPECT_EQ(0, buf_destroy(self->fd, self->comm, h));
+	ASSERT_EQ(0, kt_set_ipc_lock(true));
+	EXPECT_EQ(0, kt_buf_create(self->fd, self->comm, lim, &h, NULL));
+	EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, h));
 	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &old));
 }
 
@@ -174,13 +139,13 @@ TEST_F_TIMEOUT(world, destroy_while_mapped, 120)
 	unsigned char *m;
 	uint32_t h;
 
-	ASSERT_EQ(0, buf_create(self->fd, self->comm, len, &h, &off));
+	ASSERT_EQ(0, kt_buf_create(self->fd, self->comm, len, &h, &off));
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, off);
 	ASSERT_NE(MAP_FAILED, m);
 	EXPECT_EQ(0, m[0]);			/* zeroed */
 	memset(m, 0x42, len);
-	EXPECT_EQ(0, buf_destroy(self->fd, self->comm, h));
-	EXPECT_EQ(-ENOENT, buf_destroy(self->fd, self->comm, h));
+	EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, h));
+	EXPECT_EQ(-ENOENT, kt_buf_destroy(self->fd, self->comm, h));
 	EXPECT_EQ(0x42, m[len - 1]);
 	memset(m, 0x43, len);			/* still writable, still ours */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, len, PROT_READ, MAP_SHARED, self->fd, off));
@@ -200,7 +165,7 @@ TEST_F_TIMEOUT(world, mapping_outlives_file, 120)
 	fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, kt_comm_world(fd, "mapping_outlives_file", 1, &c));
-	ASSERT_EQ(0, buf_create(fd, c, len, NULL, &off));
+	ASSERT_EQ(0, kt_buf_create(fd, c, len, NULL, &off));
 	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
 	ASSERT_NE(MAP_FAILED, m);
 	EXPECT_EQ(0, kt_barrier(fd, c));
@@ -231,9 +196,9 @@ TEST_F_TIMEOUT(world, bad_arguments, 120)
 	bc.reserved[1] = 0;
 	bc.comm = 4242;
 	EXPECT_EQ(-ENOENT, kt_ioctl(self->fd, KCOLL_IOC_BUF_CREATE, &bc));
-	EXPECT_EQ(-ENOENT, buf_destroy(self->fd, self->comm, 4242));
+	EXPECT_EQ(-ENOENT, kt_buf_destroy(self->fd, self->comm, 4242));
 
-	ASSERT_EQ(0, buf_create(self->fd, self->comm, 3 * PG + 5, &h, &off));
+	ASSERT_EQ(0, kt_buf_create(self->fd, self->comm, 3 * PG + 5, &h, &off));
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, PG, PROT_READ | PROT_WRITE, MAP_PRIVATE, self->fd,
 				   off));
 	EXPECT_EQ(EINVAL, errno);
@@ -248,7 +213,7 @@ TEST_F_TIMEOUT(world, bad_arguments, 120)
 	EXPECT_EQ(-ENOENT, p2p_buf(self->fd, self->comm, KCOLL_P2P_SEND,
 				   (self->rank + 1) % self->nranks, h + 1, 0, 1, NULL));
 	munmap(m, 4 * PG);
-	EXPECT_EQ(0, buf_destroy(self->fd, self->comm, h));
+	EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, h));
 }
 
 /* Ranks that disagree about a buffer's length all get EINVAL; the comm stays usable. */
@@ -256,10 +221,10 @@ TEST_F_TIMEOUT(world, length_mismatch_is_einval_everywhere, 120)
 {
 	uint32_t h;
 
-	EXPECT_EQ(-EINVAL, buf_create(self->fd, self->comm, self->rank ? PG : 2 * PG, NULL,
+	EXPECT_EQ(-EINVAL, kt_buf_create(self->fd, self->comm, self->rank ? PG : 2 * PG, NULL,
 				      NULL));
-	EXPECT_EQ(0, buf_create(self->fd, self->comm, PG, &h, NULL));
-	EXPECT_EQ(0, buf_destroy(self->fd, self->comm, h));
+	EXPECT_EQ(0, kt_buf_create(self->fd, self->comm, PG, &h, NULL));
+	EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, h));
 }
 
 TEST_HARNESS_MAIN

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Collectives across rig VMs (2, 3 or 4 nodes, each the rank of its number), through the
- * uAPI, against references computed here, independently of the module.
+ * Collectives across rig VMs (1, 2, 3 or 4 nodes, each the rank of its number), through the
+ * uAPI, against references computed here, independently of the module.  On one node (the
+ * node suite) every call runs on a one-rank communicator: no device, only local steps.
  *
  * Inputs are small integers (in every datatype), so each reference is exact whatever the
  * reduction order: integer results wrap as the documented semantics say, float results
@@ -322,8 +323,6 @@ FIXTURE_SETUP(world)
 
 	self->rank = kt_rank();
 	self->nranks = kt_nranks();
-	if (self->nranks < 2)
-		SKIP(return, "needs at least 2 nodes");
 	self->fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, kt_comm_world(self->fd, _metadata->name, 0, &self->comm));
@@ -339,12 +338,10 @@ FIXTURE_SETUP(world)
 
 FIXTURE_TEARDOWN(world)
 {
-	if (self->nranks >= 2) {
-		EXPECT_EQ(0, kt_barrier(self->fd, self->comm));
-		munmap(self->map, self->buf_len);
-		EXPECT_EQ(0, kt_comm_destroy(self->fd, self->comm));
-		close(self->fd);
-	}
+	EXPECT_EQ(0, kt_barrier(self->fd, self->comm));
+	munmap(self->map, self->buf_len);
+	EXPECT_EQ(0, kt_comm_destroy(self->fd, self->comm));
+	close(self->fd);
 }
 
 static int kt_coll(int fd, uint32_t comm, struct call *c, void *snd, void *rcv,
@@ -458,7 +455,8 @@ out:
 /* Every datatype, operator, count and root of one collective; Return: failures. */
 static int matrix(struct __test_metadata *_metadata, FIXTURE_DATA(world) *self, int coll)
 {
-	unsigned int roots[2] = { 0, self->nranks - 1 }, nroots = rooted(coll) ? 2 : 1;
+	unsigned int roots[2] = { 0, self->nranks - 1 };
+	unsigned int nroots = rooted(coll) && self->nranks > 1 ? 2 : 1;
 	int dt, op, k, r, bad = 0, calls = 0;
 
 	for (dt = 0; dt < KCOLL_NUM_DATATYPES; dt++) {
@@ -657,6 +655,8 @@ TEST_F_TIMEOUT(world, nan_and_inf, 120)
 	struct call c = { .coll = KCOLL_ALLREDUCE, .dt = KCOLL_FP32, .count = 4 };
 	uint32_t bits;
 
+	if (n < 2)
+		SKIP(return, "needs at least 2 nodes");
 	/* [0]: rank 0 NaN; [1]: rank 0 +Inf, others 1; [2]: +Inf and -Inf; [3]: finite */
 	in[0] = me == 0 ? -NAN : 1.0f;
 	in[1] = me == 0 ? INFINITY : 1.0f;
@@ -748,9 +748,13 @@ TEST_F_TIMEOUT(world, nonblocking_poll_and_busy_buffer, 300)
 		f[i] = (float)(i % 100);
 	ASSERT_EQ(0, kt_ioctl(self->fd, KCOLL_IOC_COLL, &a));
 	ASSERT_NE(0, a.req);
-	/* Likely still running on this emulated rig; either way, never a crash. */
+	/*
+	 * Likely still running on this emulated rig; either way, never a crash.  One rank
+	 * has nobody to wait for: done already, the buffer may go.
+	 */
 	i = kt_ioctl(self->fd, KCOLL_IOC_BUF_DESTROY, &d);
-	EXPECT_EQ(-EBUSY, (int)i);
+	if (self->nranks > 1 || i != 0)
+		EXPECT_EQ(-EBUSY, (int)i);
 	ASSERT_EQ(1, poll(&pfd, 1, 60000));
 	ASSERT_EQ(0, kt_wait(self->fd, self->comm, a.req, 0, &status, &res));
 	EXPECT_EQ(0, status);
@@ -776,6 +780,8 @@ TEST_F_TIMEOUT(world, mismatched_calls_fail_not_hang, 120)
 	double t0;
 	int ret;
 
+	if (self->nranks < 2)
+		SKIP(return, "needs at least 2 nodes");
 	ASSERT_EQ(0, kt_comm_world(self->fd, "mismatch", 1, &h));
 	t0 = kt_now();
 	ret = kt_coll(self->fd, h, &c, NULL, v, 0, 0, 0, NULL);

@@ -27,17 +27,6 @@ static long long read_ll(const char *path)
 	return v;
 }
 
-static int write_str(const char *path, const char *s)
-{
-	FILE *f = fopen(path, "w");
-	int ret;
-
-	if (!f)
-		return -errno;
-	ret = fputs(s, f) < 0 ? -EIO : 0;
-	return fclose(f) ? -errno : ret;
-}
-
 static const char *builtin_name(void)
 {
 	return access(ENG "avx2", F_OK) == 0 ? ENG "avx2/" : ENG "generic/";
@@ -150,7 +139,7 @@ TEST_F_TIMEOUT(world, fallback_when_declined, 300)
 {
 	long long calls, declined, b;
 
-	ASSERT_EQ(0, write_str(PARAM "decline", "1"));
+	ASSERT_EQ(0, kt_write_str(PARAM "decline", "1"));
 	calls = read_ll(ENG "kcoll_test/calls");
 	declined = read_ll(ENG "kcoll_test/declined");
 	b = builtin("calls");
@@ -158,7 +147,7 @@ TEST_F_TIMEOUT(world, fallback_when_declined, 300)
 	EXPECT_EQ(calls, read_ll(ENG "kcoll_test/calls"));
 	EXPECT_LT(declined, read_ll(ENG "kcoll_test/declined"));
 	EXPECT_LT(b, builtin("calls"));
-	ASSERT_EQ(0, write_str(PARAM "decline", "0"));
+	ASSERT_EQ(0, kt_write_str(PARAM "decline", "0"));
 }
 
 /*
@@ -169,7 +158,7 @@ TEST_F_TIMEOUT(world, unregister_while_running, 300)
 {
 	uint64_t req;
 
-	ASSERT_EQ(0, write_str(PARAM "delay_ms", "20"));
+	ASSERT_EQ(0, kt_write_str(PARAM "delay_ms", "20"));
 	EXPECT_EQ(0, allreduce(self, KCOLL_INT32, 1 << 20, KCOLL_COLL_NONBLOCK, &req));
 	EXPECT_NE(0, access(ENG "kcoll_test", F_OK));
 	EXPECT_NE(0, access("/sys/module/kcoll_test_engine", F_OK));

@@ -9,6 +9,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/capability.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -267,6 +270,54 @@ static inline int kt_barrier(int fd, uint32_t comm)
 			return status;
 	}
 	return 0;
+}
+
+/* Create a zero-copy buffer; *h and *off (if given): its handle and mmap offset, or 0. */
+static inline int kt_buf_create(int fd, uint32_t comm, uint64_t len, uint32_t *h,
+				uint64_t *off)
+{
+	struct kcoll_buf_create b = { .size = sizeof(b), .comm = comm, .length = len };
+	int ret = kt_ioctl(fd, KCOLL_IOC_BUF_CREATE, &b);
+
+	if (h)
+		*h = b.handle;
+	if (off)
+		*off = b.mmap_offset;
+	return ret;
+}
+
+static inline int kt_buf_destroy(int fd, uint32_t comm, uint32_t h)
+{
+	struct kcoll_buf_arg a = { .size = sizeof(a), .comm = comm, .handle = h };
+
+	return kt_ioctl(fd, KCOLL_IOC_BUF_DESTROY, &a);
+}
+
+/* Drop or regain CAP_IPC_LOCK (effective), which bypasses RLIMIT_MEMLOCK. */
+static inline int kt_set_ipc_lock(bool on)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	if (on)
+		data[0].effective |= 1U << CAP_IPC_LOCK;
+	else
+		data[0].effective &= ~(1U << CAP_IPC_LOCK);
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
+/* Write @s to a sysfs, debugfs or proc file; 0 or -errno. */
+static inline int kt_write_str(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fputs(s, f) < 0 ? -EIO : 0;
+	return fclose(f) ? -errno : ret;
 }
 
 /* Content that names its sender, size and position: a misplaced byte shows. */

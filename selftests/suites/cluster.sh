@@ -3,6 +3,7 @@
 # The multi-node suite, run on every node of a 2- or 4-VM rig: communicators and
 # point-to-point over Soft-RoCE.  TAP per test binary in $RIG_DIR/tap/.
 . rig/guest/lib.sh
+. selftests/lib/seed.sh
 rig_net_up
 rig_rxe_up
 modprobe kcoll
@@ -26,20 +27,7 @@ done
 ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
 
 # The seed example through libkcoll's env bootstrap: every rank prints n(n+1)/2.
-want=$((RIG_NNODES * (RIG_NNODES + 1) / 2))
-out=$(KCOLL_RANK=$RIG_NODE KCOLL_NRANKS=$RIG_NNODES KCOLL_BOOTSTRAP_ADDR=$(rig_ip 0) \
-	timeout 120 examples/allreduce_seed 2>&1)
-rc=$?
-{
-	echo "TAP version 13"
-	echo "1..1"
-	if [ $rc -eq 0 ] && [ "$out" = "rank $RIG_NODE: $want" ]; then
-		echo "ok 1 allreduce_seed prints $want"
-	else
-		echo "# $out (exit $rc)"
-		echo "not ok 1 allreduce_seed prints $want"
-	fi
-} >"$tap/allreduce_seed.tap"
+seed_tap "$RIG_NODE" "$RIG_NNODES" "$(rig_ip 0)" >"$tap/allreduce_seed.tap"
 rig_barrier seed-done 300
 
 # Node 1 speaks protocol version 2 for one test; everyone else stays as they are.

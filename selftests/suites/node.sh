@@ -3,6 +3,7 @@
 # The single-node suite, run inside one rig VM: kcoll.ko against its uAPI, the module life
 # cycle and RDMA device tracking.  Each test's TAP goes to $RIG_DIR/tap/<test>.tap.
 . rig/guest/lib.sh
+. selftests/lib/seed.sh
 rig_net_up
 modprobe rdma_rxe
 
@@ -28,6 +29,11 @@ sh selftests/kernel/kcoll_trace.sh start
 run kcoll_nl $k/kcoll_nl_test
 run kcoll_trace sh selftests/kernel/kcoll_trace.sh check
 run kcoll_bpf sh selftests/kernel/kcoll_bpf.sh
+# One-rank communicators (no device): every collective, buffers, point-to-point, and the
+# object lifetimes and limits a local process reaches.
+run kcoll_single $k/kcoll_single_test
+run kcoll_coll_1rank $k/kcoll_coll_test
+run allreduce_seed_1rank seed_tap 0 1
 modprobe -r kcoll
 modprobe -r rdma_rxe
 rig_kmemleak_check >"$tap/kmemleak.tap" 2>&1

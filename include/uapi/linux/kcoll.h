@@ -92,6 +92,8 @@ struct kcoll_info {
 
 /* Largest communicator; an nranks above it is -EINVAL. */
 #define KCOLL_MAX_RANKS		4096
+/* Largest peer_size of KCOLL_IOC_COMM_CREATE (room for the entry to grow); larger: E2BIG. */
+#define KCOLL_PEER_SIZE_MAX	256
 
 /**
  * struct kcoll_sockaddr - where one rank's node accepts kcoll connections
@@ -120,7 +122,8 @@ struct kcoll_sockaddr {
  * @nranks:	(input) 1 to KCOLL_MAX_RANKS
  * @peers:	(input) user pointer to @nranks struct kcoll_sockaddr, indexed by rank; entry
  *		@rank is this rank's own address (the local end of its connections)
- * @peer_size:	(input) sizeof(struct kcoll_sockaddr)
+ * @peer_size:	(input) sizeof(struct kcoll_sockaddr); larger entries (up to
+ *		KCOLL_PEER_SIZE_MAX) must have a zero tail
  * @timeout_ms:	(input) how long to wait for every peer to connect; 0: module default
  * @handle:	(output) the communicator's handle on this file; must be 0 on input
  * @failed_rank: (output) when connecting failed, the first rank no connection could be
@@ -139,8 +142,8 @@ struct kcoll_sockaddr {
  * RDMA device kcoll may use),
  * -EPERM (that device is not allowed by the devices= parameter), -EADDRINUSE (another
  * rdma_cm user holds the port), -E2BIG (a peer entry larger than known with a non-zero
- * tail), -ENODEV (the device went away), -ECONNRESET (a peer failed while connecting),
- * -EHOSTUNREACH (a peer
+ * tail, or peer_size above KCOLL_PEER_SIZE_MAX), -ENODEV (the device went away),
+ * -ECONNRESET (a peer failed while connecting), -EHOSTUNREACH (a peer
  * address never resolved), -EPROTONOSUPPORT (a peer speaks another protocol version),
  * -ECONNREFUSED (a peer rejected: mismatched communicator, rank or device), -ETIMEDOUT (a
  * peer never accepted), -EINTR.
