@@ -157,6 +157,8 @@ struct kcoll_ctrl {
  * @cts_early:		CTS messages that arrived before their send was posted (comm->lock)
  * @buf_early:		remote buffer announcements not claimed yet (comm->lock)
  * @eager_early:	EAGER messages whose receive was not announced yet (comm->lock)
+ * @accepting:		the passive side is setting this connection up (comm->lock);
+ *			teardown waits until it is done (kcoll_conn_accept())
  * @last_ok:		jiffies of the last sign of life of the peer: a message from it, or
  *			the completion (its acknowledgment) of one we sent (comm->lock)
  * @last_tx:		jiffies of the last work request we posted (comm->lock)
@@ -189,6 +191,7 @@ struct kcoll_conn {
 	struct list_head cts_early;
 	struct list_head buf_early;
 	struct list_head eager_early;
+	bool accepting;
 	unsigned long last_ok;
 	unsigned long last_tx;
 	bool peer_ready;
