@@ -276,6 +276,7 @@ struct kcoll_region {
  * @scratch:	scratch memory of the running collective, kept for the next (only the
  *		running op uses it; released at shutdown)
  * @coll_ops, @coll_bytes: collectives completed and their payload bytes
+ * @proto_errors: messages peers sent against the protocol (each fails the comm: EPROTO)
  * @conns:	@nranks entries; conns[@rank] is unused
  */
 struct kcoll_comm {
@@ -319,6 +320,7 @@ struct kcoll_comm {
 	atomic64_t rx_bytes;
 	atomic64_t tx_ops;
 	atomic64_t rx_ops;
+	atomic64_t proto_errors;
 	struct kcoll_conn conns[];
 };
 
@@ -557,6 +559,8 @@ void kcoll_comm_admin_abort(struct kcoll_comm *comm);
 int kcoll_conn_connect(struct kcoll_conn *conn);
 void kcoll_comm_nudge(struct kcoll_comm *comm);
 int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u32 nranks);
+void kcoll_proto_error(struct kcoll_conn *conn, const char *what);
+void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what);
 void kcoll_conn_teardown(struct kcoll_conn *conn);
 int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn);

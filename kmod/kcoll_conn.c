@@ -836,6 +836,33 @@ static void kcoll_conn_release_reqs(struct kcoll_conn *conn)
 	spin_unlock_bh(&comm->lock);
 }
 
+/**
+ * kcoll_proto_error_locked - a peer broke the protocol: count it, say so, fail the comm
+ * @conn:	the connection the message came on
+ * @what:	what was wrong, for the log
+ *
+ * The communicator fails with EPROTO, a code of ours: whatever the peer sent never
+ * becomes an errno.  Context: comm->lock held.
+ */
+void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	lockdep_assert_held(&comm->lock);
+	atomic64_inc(&comm->proto_errors);
+	pr_err_ratelimited("comm %llx rank %u: %s from rank %u\n", comm->comm_id, comm->rank,
+			   what, conn->peer);
+	kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+}
+
+/* kcoll_proto_error_locked() for callers without comm->lock. */
+void kcoll_proto_error(struct kcoll_conn *conn, const char *what)
+{
+	spin_lock_bh(&conn->comm->lock);
+	kcoll_proto_error_locked(conn, what);
+	spin_unlock_bh(&conn->comm->lock);
+}
+
 /* A control message that belongs to the connection layer; false: not one of those. */
 static bool kcoll_conn_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
 {
