@@ -483,7 +483,7 @@ static int kcoll_op_post(struct kcoll_op *op, u32 i)
 	kref_get(&op->ref);	/* put by kcoll_op_req_released() or below */
 	req->op = op;
 	req->step = i;
-	req->tag = op->tag;
+	req->tag = kcoll_sched_step_tag(&op->args, op->tag, st);
 	if (st->bytes) {
 		req->mem.r = op->regions[side];
 		req->mem.offset = op->base[side] + off;
