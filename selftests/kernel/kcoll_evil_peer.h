@@ -92,6 +92,18 @@ static void ev_close(struct evil_conn *e)
 	memset(e, 0, sizeof(*e));
 }
 
+/* A message arrived: keep a copy in the queue (while there is room), repost its slot. */
+static void ev_queue_rx(struct evil_conn *e, const struct ibv_wc *wc)
+{
+	if ((e->qtail - e->qhead) < EV_QLEN) {
+		struct evil_msg *m = &e->q[e->qtail++ % EV_QLEN];
+
+		m->len = wc->byte_len;
+		memcpy(m->buf, ev_rx_slot(e, wc->wr_id), wc->byte_len);
+	}
+	ev_post_rx(e, wc->wr_id);
+}
+
 /* Handle completions for up to @ms: arrived messages go to the queue. */
 static void ev_poll(struct evil_conn *e, int ms)
 {
@@ -106,15 +118,8 @@ static void ev_poll(struct evil_conn *e, int ms)
 				e->broken = 1;
 				continue;
 			}
-			if (!(wc[i].opcode & IBV_WC_RECV))
-				continue;
-			if ((e->qtail - e->qhead) < EV_QLEN) {
-				struct evil_msg *m = &e->q[e->qtail++ % EV_QLEN];
-
-				m->len = wc[i].byte_len;
-				memcpy(m->buf, ev_rx_slot(e, wc[i].wr_id), wc[i].byte_len);
-			}
-			ev_post_rx(e, wc[i].wr_id);
+			if (wc[i].opcode & IBV_WC_RECV)
+				ev_queue_rx(e, &wc[i]);
 		}
 		if (n <= 0 && ms)
 			usleep(200);
@@ -271,13 +276,7 @@ static int ev_send(struct evil_conn *e, const void *msg, uint32_t len)
 			return -1;
 		}
 		if (wc.opcode & IBV_WC_RECV) {
-			if ((e->qtail - e->qhead) < EV_QLEN) {
-				struct evil_msg *m = &e->q[e->qtail++ % EV_QLEN];
-
-				m->len = wc.byte_len;
-				memcpy(m->buf, ev_rx_slot(e, wc.wr_id), wc.byte_len);
-			}
-			ev_post_rx(e, wc.wr_id);
+			ev_queue_rx(e, &wc);
 			continue;
 		}
 		if (wc.wr_id == wr.wr_id)
@@ -312,13 +311,7 @@ static int ev_write(struct evil_conn *e, uint64_t off, uint32_t len, uint64_t ad
 		if (wc.status != IBV_WC_SUCCESS)
 			return -1;
 		if (wc.opcode & IBV_WC_RECV) {
-			if ((e->qtail - e->qhead) < EV_QLEN) {
-				struct evil_msg *m = &e->q[e->qtail++ % EV_QLEN];
-
-				m->len = wc.byte_len;
-				memcpy(m->buf, ev_rx_slot(e, wc.wr_id), wc.byte_len);
-			}
-			ev_post_rx(e, wc.wr_id);
+			ev_queue_rx(e, &wc);
 			continue;
 		}
 		if (wc.wr_id == 7)
