@@ -1821,6 +1821,17 @@ u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *a, enum kcoll_algo alg
 	return (u32)(h ^ (h >> 32));
 }
 
+u64 kcoll_sched_step_tag(const struct kcoll_coll_args *a, u64 op_tag,
+			 const struct kcoll_step *step)
+{
+	u64 h;
+
+	if (a->coll != KCOLL_COLL_ALLTOALLV)
+		return op_tag;
+	h = fp_mix(op_tag & 0xffffffffULL, step->bytes);
+	return (op_tag & ~0xffffffffULL) | (u32)(h ^ (h >> 32));
+}
+
 const char *kcoll_coll_name(enum kcoll_coll_type coll)
 {
 	static const char *const n[KCOLL_COLL_COUNT] = {

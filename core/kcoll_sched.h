@@ -260,6 +260,16 @@ int kcoll_sched_choose(enum kcoll_coll_type coll, u32 nranks, u64 bytes, bool in
 u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *args, enum kcoll_algo algo,
 			    u64 chunk_bytes);
 
+/*
+ * The tag a step's messages carry: @op_tag ((op sequence << 32) | fingerprint), and for
+ * ALLTOALLV also the step's bytes.  ALLTOALLV's count arrays are each rank's own (what it
+ * sends to and receives from every peer), so they cannot enter the fingerprint all ranks
+ * share; what the two ends of one step must agree on is its size, and a step whose peer
+ * has another size for it is refused before any data moves.
+ */
+u64 kcoll_sched_step_tag(const struct kcoll_coll_args *args, u64 op_tag,
+			 const struct kcoll_step *step);
+
 const char *kcoll_coll_name(enum kcoll_coll_type coll);
 const char *kcoll_algo_name(enum kcoll_algo algo);
 

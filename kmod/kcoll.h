@@ -119,6 +119,15 @@ enum kcoll_conn_state {
 #define KCOLL_SQ_DEPTH		1024
 /* Requests per peer and direction announced or in flight at once; more wait their turn. */
 #define KCOLL_P2P_WINDOW	16
+/*
+ * What a peer may make us keep before we need it (Documentation/wire.rst, "Bounds"): CTS
+ * and EAGER messages ahead of their send or receive (a peer that follows the protocol has
+ * at most 2 * KCOLL_P2P_WINDOW of each outstanding), and buffer announcements ahead of
+ * our own BUF_CREATE (at most 2: every create waits for every peer's announcement).  A
+ * peer that sends more fails the communicator with EPROTO.
+ */
+#define KCOLL_EARLY_MAX		(4 * KCOLL_P2P_WINDOW)
+#define KCOLL_BUF_EARLY_MAX	4
 
 struct kcoll_comm;
 struct kcoll_req;
@@ -157,6 +166,11 @@ struct kcoll_ctrl {
  * @cts_early:		CTS messages that arrived before their send was posted (comm->lock)
  * @buf_early:		remote buffer announcements not claimed yet (comm->lock)
  * @eager_early:	EAGER messages whose receive was not announced yet (comm->lock)
+ * @ncts_early, @neager_early, @nbuf_early: entries of those lists, each at most
+ *			KCOLL_EARLY_MAX (KCOLL_BUF_EARLY_MAX) (comm->lock)
+ * @cts_next:		the lowest sequence number the next CTS may carry (comm->lock)
+ * @accepting:		the passive side is setting this connection up (comm->lock);
+ *			teardown waits until it is done (kcoll_conn_accept())
  * @last_ok:		jiffies of the last sign of life of the peer: a message from it, or
  *			the completion (its acknowledgment) of one we sent (comm->lock)
  * @last_tx:		jiffies of the last work request we posted (comm->lock)
@@ -189,6 +203,11 @@ struct kcoll_conn {
 	struct list_head cts_early;
 	struct list_head buf_early;
 	struct list_head eager_early;
+	unsigned int ncts_early;
+	unsigned int neager_early;
+	unsigned int nbuf_early;
+	u32 cts_next;
+	bool accepting;
 	unsigned long last_ok;
 	unsigned long last_tx;
 	bool peer_ready;
@@ -278,6 +297,7 @@ struct kcoll_region {
  *		when it is unlocked (kcoll_teardown_unlock())
  * @ctrl_waiters: threads waiting for a free control message slot (woken by its completion)
  * @coll_ops, @coll_bytes: collectives completed and their payload bytes
+ * @proto_errors: messages peers sent against the protocol (each fails the comm: EPROTO)
  * @conns:	@nranks entries; conns[@rank] is unused
  */
 struct kcoll_comm {
@@ -324,6 +344,7 @@ struct kcoll_comm {
 	atomic64_t rx_bytes;
 	atomic64_t tx_ops;
 	atomic64_t rx_ops;
+	atomic64_t proto_errors;
 	struct kcoll_conn conns[];
 };
 
@@ -437,13 +458,17 @@ struct kcoll_buf {
 	struct kcoll_peer_segs **remote;
 };
 
-/* A peer's announcement of one of its buffers (KCOLL_MSG_BUF), on conn->buf_early. */
+/*
+ * A peer's announcement of one of its buffers (KCOLL_MSG_BUF), on conn->buf_early: @nsegs
+ * announced, @have arrived, room for @cap (grown as they arrive, not sized by the peer).
+ */
 struct kcoll_peer_segs {
 	struct list_head list;
 	u32 seq;
 	u64 len;
 	u16 nsegs;
 	u16 have;
+	u16 cap;
 	struct kcoll_wire_seg segs[];
 };
 
@@ -565,6 +590,8 @@ void kcoll_comm_hw_unhold(struct kcoll_comm *comm);
 int kcoll_conn_connect(struct kcoll_conn *conn);
 void kcoll_comm_nudge(struct kcoll_comm *comm);
 int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u32 nranks);
+void kcoll_proto_error(struct kcoll_conn *conn, const char *what);
+void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what);
 void kcoll_conn_teardown(struct kcoll_conn *conn);
 int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn);

@@ -115,6 +115,18 @@ int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma)
 
 /* Peers' announcements ---------------------------------------------------------------- */
 
+/* The announcement of buffer @seq collected from @conn so far, or NULL.  comm->lock. */
+static struct kcoll_peer_segs *kcoll_buf_early_find(struct kcoll_conn *conn, u32 seq)
+{
+	struct kcoll_peer_segs *ps;
+
+	lockdep_assert_held(&conn->comm->lock);
+	list_for_each_entry(ps, &conn->buf_early, list)
+		if (ps->seq == seq)
+			return ps;
+	return NULL;
+}
+
 /**
  * kcoll_buf_rx - a peer announced (part of) one of its buffers
  * @conn:	connection it arrived on
@@ -122,51 +134,74 @@ int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma)
  * @len:	its bytes
  *
  * An announcement may span several messages: @status is the index of the first segment
- * carried, @reserved1 the total.  Context: the connection's receive completion.
+ * carried, @reserved1 the total.  The sender sends the parts in order, so each must start
+ * where the previous ended.  What is kept grows with what arrived (never with the total the
+ * peer claims), and at most KCOLL_BUF_EARLY_MAX announcements wait for their BUF_CREATE.
+ *
+ * Context: the connection's receive completion.  Only this path changes an incomplete
+ * announcement (BUF_CREATE takes complete ones), so it may grow one outside the lock.
  */
 void kcoll_buf_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
 {
 	struct kcoll_comm *comm = conn->comm;
 	u16 nsegs = be16_to_cpu(msg->nsegs);
 	u32 seq = be32_to_cpu(msg->seq), first = be32_to_cpu(msg->status);
-	u64 total = be64_to_cpu(msg->reserved1);
-	struct kcoll_peer_segs *ps, *fresh = NULL;
+	u64 total = be64_to_cpu(msg->reserved1), blen = be64_to_cpu(msg->len);
+	struct kcoll_peer_segs *ps, *grown = NULL, *old = NULL;
+	u32 have = 0, cap = 0;
+	const char *what;
 
-	if (nsegs > KCOLL_WIRE_MAX_SEGS || len < struct_size(msg, segs, nsegs) || !total ||
-	    total > U16_MAX || first + nsegs > total)
+	what = "malformed buffer announcement";
+	if (!nsegs || nsegs > KCOLL_WIRE_MAX_SEGS || len < struct_size(msg, segs, nsegs) ||
+	    !total || total > U16_MAX || (u64)first + nsegs > total)
 		goto bad;
-	fresh = kzalloc(struct_size(fresh, segs, total), GFP_KERNEL);
-	if (!fresh) {
-		kcoll_comm_fail(comm, -ENOMEM, conn->peer);
-		return;
+	spin_lock_bh(&comm->lock);
+	ps = kcoll_buf_early_find(conn, seq);
+	if (ps) {
+		have = ps->have;
+		cap = ps->cap;
+		if (ps->nsegs != total || ps->len != blen)
+			ps = ERR_PTR(-EPROTO);
+	} else if (conn->nbuf_early >= KCOLL_BUF_EARLY_MAX) {
+		what = "too many buffer announcements ahead";
+		ps = ERR_PTR(-EPROTO);
+	}
+	spin_unlock_bh(&comm->lock);
+	if (IS_ERR(ps) || first != have)
+		goto bad;
+	if (have + nsegs > cap) {
+		cap = min_t(u32, total, max_t(u32, have + nsegs, 2 * cap));
+		grown = kmalloc(struct_size(grown, segs, cap), GFP_KERNEL);
+		if (!grown) {
+			kcoll_comm_fail(comm, -ENOMEM, conn->peer);
+			return;
+		}
 	}
 	spin_lock_bh(&comm->lock);
-	list_for_each_entry(ps, &conn->buf_early, list)
-		if (ps->seq == seq)
-			break;
-	if (list_entry_is_head(ps, &conn->buf_early, list)) {
-		ps = fresh;
-		fresh = NULL;
-		ps->seq = seq;
-		ps->len = be64_to_cpu(msg->len);
-		ps->nsegs = total;
-		list_add_tail(&ps->list, &conn->buf_early);
-	}
-	if (ps->nsegs != total || ps->have + nsegs > total) {
-		spin_unlock_bh(&comm->lock);
-		kfree(fresh);
-		goto bad;
+	if (grown) {
+		if (ps) {
+			memcpy(grown, ps, struct_size(ps, segs, have));
+			list_replace(&ps->list, &grown->list);
+			old = ps;
+		} else {
+			grown->seq = seq;
+			grown->len = blen;
+			grown->nsegs = total;
+			grown->have = 0;
+			list_add_tail(&grown->list, &conn->buf_early);
+			conn->nbuf_early++;
+		}
+		grown->cap = cap;
+		ps = grown;
 	}
 	memcpy(ps->segs + first, msg->segs, flex_array_size(msg, segs, nsegs));
 	ps->have += nsegs;
 	wake_up_all(&comm->wq);
 	spin_unlock_bh(&comm->lock);
-	kfree(fresh);
+	kfree(old);
 	return;
 bad:
-	pr_err_ratelimited("comm %llx rank %u: malformed buffer announcement from rank %u\n",
-			   comm->comm_id, comm->rank, conn->peer);
-	kcoll_comm_fail(comm, -EPROTO, conn->peer);
+	kcoll_proto_error(conn, what);
 }
 
 /* A control slot of @conn is free now, or the comm is not ready.  Context: comm->lock. */
@@ -327,6 +362,7 @@ static int kcoll_buf_exchange(struct kcoll_buf *buf)
 		list_for_each_entry(ps, &comm->conns[i].buf_early, list) {
 			if (ps->seq == buf->seq) {
 				list_del(&ps->list);
+				comm->conns[i].nbuf_early--;
 				buf->remote[i] = ps;
 				if (ps->len != buf->len)
 					ret = -EINVAL;

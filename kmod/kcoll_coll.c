@@ -149,7 +149,15 @@ void kcoll_op_step_done(struct kcoll_req *req)
 
 	lockdep_assert_held(&op->comm->lock);
 	op->sstatus[i] = req->status;
-	if (!req->status && op->steps[i].op == KCOLL_STEP_RECV_REDUCE) {
+	/*
+	 * A step receives exactly its bytes: a peer that sent fewer (a short DONE or EAGER)
+	 * would leave stale bytes in the result.  Its fault: the comm fails.
+	 */
+	if (!req->status && !req->send && req->result != op->steps[i].bytes) {
+		op->sstatus[i] = -EPROTO;
+		kcoll_proto_error_locked(req->conn, "short message in a collective");
+	}
+	if (!op->sstatus[i] && op->steps[i].op == KCOLL_STEP_RECV_REDUCE) {
 		op->sstate[i] = KCOLL_OP_STEP_ARRIVED;
 	} else {
 		op->sstate[i] = KCOLL_OP_STEP_DONE;
@@ -499,7 +507,7 @@ static int kcoll_op_post(struct kcoll_op *op, u32 i)
 	kref_get(&op->ref);	/* put by kcoll_op_req_released() or below */
 	req->op = op;
 	req->step = i;
-	req->tag = op->tag;
+	req->tag = kcoll_sched_step_tag(&op->args, op->tag, st);
 	if (st->bytes) {
 		req->mem.r = op->regions[side];
 		req->mem.offset = op->base[side] + off;

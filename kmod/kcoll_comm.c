@@ -109,6 +109,7 @@ KCOLL_COMM_ATTR_U64(tx_ops, atomic64_read(&comm->tx_ops));
 KCOLL_COMM_ATTR_U64(rx_ops, atomic64_read(&comm->rx_ops));
 KCOLL_COMM_ATTR_U64(coll_ops, atomic64_read(&comm->coll_ops));
 KCOLL_COMM_ATTR_U64(coll_bytes, atomic64_read(&comm->coll_bytes));
+KCOLL_COMM_ATTR_U64(proto_errors, atomic64_read(&comm->proto_errors));
 
 static struct kobj_attribute kcoll_comm_attr_state = __ATTR_RO(state);
 static struct kobj_attribute kcoll_comm_attr_error = __ATTR_RO(error);
@@ -126,6 +127,7 @@ static struct attribute *kcoll_comm_attrs[] = {
 	&kcoll_comm_attr_rx_ops.attr,
 	&kcoll_comm_attr_coll_ops.attr,
 	&kcoll_comm_attr_coll_bytes.attr,
+	&kcoll_comm_attr_proto_errors.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(kcoll_comm);

@@ -340,7 +340,27 @@ static void kcoll_conn_param(struct kcoll_conn *conn, struct rdma_conn_param *p)
 	p->flow_control = 1;
 }
 
-/* Passive side: called by the listener for a request that named this comm. */
+/* The accept of @conn is over (accepted or given up): teardown may now go on. */
+static void kcoll_conn_accept_done(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	spin_lock_bh(&comm->lock);
+	conn->accepting = false;
+	wake_up_all(&comm->wq);
+	spin_unlock_bh(&comm->lock);
+}
+
+/*
+ * Passive side: called by the listener for a request that named this comm.
+ *
+ * Only a connecting comm accepts: a failed or shut down one (whose device and PD are gone)
+ * is refused before anything of it is looked at.  conn->accepting, set with that check under
+ * comm->lock, makes teardown wait (kcoll_conn_teardown()) until the QP and CQ built here on
+ * the comm's PD are either published in conn->cm_id or destroyed again, so shutdown cannot
+ * free the PD or drop the device under them.  (Not teardown_mutex: this runs under the
+ * listener's rdma_cm handler lock, which teardown takes inside that mutex.)
+ */
 int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u32 nranks)
 {
 	struct rdma_conn_param param;
@@ -349,19 +369,23 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u
 
 	if (nranks != comm->nranks || src >= nranks || src <= comm->rank)
 		return KCOLL_REJ_MISMATCH;
-	if (id->device != comm->dev->ibdev)
-		return KCOLL_REJ_DEVICE;
 	conn = &comm->conns[src];
 	spin_lock_bh(&comm->lock);
 	if (comm->state != KCOLL_COMM_CONNECTING) {
 		spin_unlock_bh(&comm->lock);
 		return KCOLL_REJ_STATE;
 	}
+	/* Connecting: the device is held until teardown, which waits for us. */
+	if (id->device != comm->dev->ibdev) {
+		spin_unlock_bh(&comm->lock);
+		return KCOLL_REJ_DEVICE;
+	}
 	if (conn->state != KCOLL_CONN_IDLE) {
 		spin_unlock_bh(&comm->lock);
 		return KCOLL_REJ_DUPLICATE;
 	}
 	kcoll_conn_set_state(conn, KCOLL_CONN_CONNECTING);
+	conn->accepting = true;
 	spin_unlock_bh(&comm->lock);
 
 	ret = kcoll_conn_create_qp(conn, id);
@@ -377,6 +401,7 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u
 	spin_unlock_bh(&comm->lock);
 	if (!conn->cm_id) {
 		kcoll_conn_destroy_qp(conn, id);
+		kcoll_conn_accept_done(conn);
 		return KCOLL_REJ_STATE;
 	}
 	id->context = conn;
@@ -393,12 +418,14 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u
 		id->event_handler = NULL;
 		goto out_idle;
 	}
+	kcoll_conn_accept_done(conn);
 	return 0;
 
 out_idle:
 	spin_lock_bh(&comm->lock);
 	kcoll_conn_set_state(conn, KCOLL_CONN_IDLE);
 	spin_unlock_bh(&comm->lock);
+	kcoll_conn_accept_done(conn);
 	pr_warn_ratelimited("comm %llx: rank %u: cannot accept rank %u: %d\n",
 			    comm->comm_id, comm->rank, src, ret);
 	return KCOLL_REJ_STATE;
@@ -821,6 +848,33 @@ static void kcoll_conn_release_reqs(struct kcoll_conn *conn)
 	spin_unlock_bh(&comm->lock);
 }
 
+/**
+ * kcoll_proto_error_locked - a peer broke the protocol: count it, say so, fail the comm
+ * @conn:	the connection the message came on
+ * @what:	what was wrong, for the log
+ *
+ * The communicator fails with EPROTO, a code of ours: whatever the peer sent never
+ * becomes an errno.  Context: comm->lock held.
+ */
+void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	lockdep_assert_held(&comm->lock);
+	atomic64_inc(&comm->proto_errors);
+	pr_err_ratelimited("comm %llx rank %u: %s from rank %u\n", comm->comm_id, comm->rank,
+			   what, conn->peer);
+	kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+}
+
+/* kcoll_proto_error_locked() for callers without comm->lock. */
+void kcoll_proto_error(struct kcoll_conn *conn, const char *what)
+{
+	spin_lock_bh(&conn->comm->lock);
+	kcoll_proto_error_locked(conn, what);
+	spin_unlock_bh(&conn->comm->lock);
+}
+
 /* A control message that belongs to the connection layer; false: not one of those. */
 static bool kcoll_conn_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
 {
@@ -969,6 +1023,8 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
  */
 void kcoll_conn_teardown(struct kcoll_conn *conn)
 {
+	/* An accept in progress builds on the PD: let it publish or undo its work first. */
+	wait_event(conn->comm->wq, !READ_ONCE(conn->accepting));
 	kcoll_conn_release_id(conn);
 	spin_lock_bh(&conn->comm->lock);
 	kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);

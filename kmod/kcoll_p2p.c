@@ -234,6 +234,7 @@ static bool kcoll_p2p_eager_claim(struct kcoll_conn *conn, struct kcoll_req *req
 	if (!e)
 		return false;
 	list_del(&e->list);
+	conn->neager_early--;
 	kcoll_p2p_eager_deliver(conn, req, &e->msg);
 	kfree(e);
 	return true;
@@ -344,19 +345,19 @@ again:
  */
 static bool kcoll_p2p_take_cts(struct kcoll_conn *conn, struct kcoll_req *req)
 {
-	struct kcoll_comm *comm = conn->comm;
 	struct kcoll_cts *cts;
 
 	if (list_empty(&conn->cts_early))
 		return false;
 	cts = list_first_entry(&conn->cts_early, struct kcoll_cts, list);
 	if (be32_to_cpu(cts->msg.seq) != req->seq) {
-		kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+		kcoll_proto_error_locked(conn, "CTS out of step");
 		return false;
 	}
 	if (!kcoll_p2p_tag_ok(conn, req, &cts->msg))
 		return false;
 	list_del(&cts->list);
+	conn->ncts_early--;
 	req->cts = cts;		/* freed with the request */
 	return true;
 }
@@ -528,7 +529,7 @@ again:
 		m->type = KCOLL_MSG_DONE;
 		m->seq = cpu_to_be32(req->seq);
 		m->len = cpu_to_be64(too_big ? 0 : req->mem.len);
-		m->status = cpu_to_be32(too_big ? EMSGSIZE : 0);
+		m->status = cpu_to_be32(too_big ? KCOLL_WIRE_STATUS_MSGSIZE : 0);
 		kref_get(&req->ref);	/* put by kcoll_conn_tx_done() */
 		c->req = req;
 		if (too_big)
@@ -644,6 +645,32 @@ static bool kcoll_cts_valid(const struct kcoll_wire_msg *msg, u16 nsegs)
 }
 
 /*
+ * Why an EAGER for @seq that found no announced receive may not be kept, or NULL: one is
+ * kept for it already, its receive took one or completed (the peer repeats itself), or
+ * KCOLL_EARLY_MAX are kept.  Context: comm->lock.
+ */
+static const char *kcoll_p2p_eager_refuse(struct kcoll_conn *conn, u32 seq)
+{
+	struct kcoll_req *req;
+
+	lockdep_assert_held(&conn->comm->lock);
+	if (kcoll_p2p_eager_find(conn, seq))
+		return "EAGER repeated";
+	if ((s32)(seq - conn->recv_seq) < 0) {
+		/* Its receive was posted: only one not announced yet may still want it. */
+		list_for_each_entry(req, &conn->recvq, qlist) {
+			if (req->seq == seq && req->state == KCOLL_REQ_QUEUED)
+				goto keep;
+		}
+		return "EAGER repeated";
+	}
+keep:
+	if (conn->neager_early >= KCOLL_EARLY_MAX)
+		return "too many EAGER messages ahead";
+	return NULL;
+}
+
+/*
  * An EAGER arrived (length checked): to its receive if that is announced, else kept until
  * it is (the sender did not wait for our CTS).
  */
@@ -651,14 +678,23 @@ static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_
 {
 	struct kcoll_comm *comm = conn->comm;
 	u64 len = be64_to_cpu(msg->len);
+	u32 seq = be32_to_cpu(msg->seq);
 	struct kcoll_cts *e = NULL;
 	struct kcoll_req *req;
+	const char *why;
 
 	for (;;) {
 		spin_lock_bh(&comm->lock);
-		req = kcoll_recv_find(conn, be32_to_cpu(msg->seq));
+		req = kcoll_recv_find(conn, seq);
 		if (req) {
 			kcoll_p2p_eager_deliver(conn, req, msg);
+			spin_unlock_bh(&comm->lock);
+			kfree(e);
+			return;
+		}
+		why = kcoll_p2p_eager_refuse(conn, seq);
+		if (why) {
+			kcoll_proto_error_locked(conn, why);
 			spin_unlock_bh(&comm->lock);
 			kfree(e);
 			return;
@@ -677,15 +713,79 @@ static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_
 		memcpy(e->msg.segs, msg->segs, len);	/* the data, in the flexible array */
 	}
 	list_add_tail(&e->list, &conn->eager_early);
+	conn->neager_early++;
+	spin_unlock_bh(&comm->lock);
+}
+
+/*
+ * A CTS arrived (its segments checked): kept until its send takes it.  CTSs come in the
+ * order of their receives, so a repeated or older one is refused, and so are more than
+ * KCOLL_EARLY_MAX ahead of our sends.
+ */
+static void kcoll_p2p_cts_rx(struct kcoll_conn *conn, const struct kcoll_wire_msg *msg,
+			     u32 len, u16 nsegs)
+{
+	struct kcoll_comm *comm = conn->comm;
+	u32 seq = be32_to_cpu(msg->seq);
+	struct kcoll_cts *cts;
+	const char *why = NULL;
+
+	spin_lock_bh(&comm->lock);
+	if ((s32)(seq - conn->cts_next) < 0)
+		why = "CTS repeated or out of order";
+	else if (conn->ncts_early >= KCOLL_EARLY_MAX)
+		why = "too many CTS messages ahead";
+	if (why) {
+		kcoll_proto_error_locked(conn, why);
+		spin_unlock_bh(&comm->lock);
+		return;
+	}
+	spin_unlock_bh(&comm->lock);
+	cts = kmalloc(struct_size(cts, msg.segs, nsegs), GFP_KERNEL);
+	if (!cts) {
+		kcoll_comm_fail(comm, -ENOMEM, conn->peer);
+		return;
+	}
+	cts->len = len;
+	cts->msg = *msg;
+	memcpy(cts->msg.segs, msg->segs, flex_array_size(msg, segs, nsegs));
+	/* Only this receive path adds: the checks above still hold. */
+	spin_lock_bh(&comm->lock);
+	list_add_tail(&cts->list, &conn->cts_early);
+	conn->ncts_early++;
+	conn->cts_next = seq + 1;
+	spin_unlock_bh(&comm->lock);
+}
+
+/*
+ * A DONE arrived: the peer wrote the message of receive @seq, or found it too big.  Its
+ * status is one of the wire's codes, never an errno of the peer's: 0 with the bytes
+ * written (a rendezvous message, so more than KCOLL_WIRE_EAGER_MAX, at most the capacity),
+ * or KCOLL_WIRE_STATUS_MSGSIZE with nothing written.  Anything else is the peer's fault.
+ */
+static void kcoll_p2p_done_rx(struct kcoll_conn *conn, const struct kcoll_wire_msg *msg)
+{
+	struct kcoll_comm *comm = conn->comm;
+	u32 status = be32_to_cpu(msg->status);
+	u64 len = be64_to_cpu(msg->len);
+	struct kcoll_req *req;
+
+	spin_lock_bh(&comm->lock);
+	req = kcoll_recv_find(conn, be32_to_cpu(msg->seq));
+	if (!req)
+		kcoll_proto_error_locked(conn, "DONE without its receive");
+	else if (status == KCOLL_WIRE_STATUS_MSGSIZE && !len)
+		kcoll_req_complete(req, -EMSGSIZE, 0);
+	else if (!status && len > KCOLL_WIRE_EAGER_MAX && len <= req->mem.len)
+		kcoll_req_complete(req, 0, len);
+	else
+		kcoll_proto_error_locked(conn, "malformed DONE");
 	spin_unlock_bh(&comm->lock);
 }
 
 /* A control message arrived on @conn (@len bytes, already synced for the CPU). */
 void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
 {
-	struct kcoll_comm *comm = conn->comm;
-	struct kcoll_cts *cts;
-	struct kcoll_req *req;
 	u16 nsegs;
 
 	if (len < sizeof(*msg) || be32_to_cpu(msg->magic) != KCOLL_WIRE_MAGIC)
@@ -699,17 +799,7 @@ void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
 		if (nsegs > KCOLL_WIRE_MAX_SEGS || len < struct_size(msg, segs, nsegs) ||
 		    !kcoll_cts_valid(msg, nsegs))
 			goto bad;
-		cts = kmalloc(struct_size(cts, msg.segs, nsegs), GFP_KERNEL);
-		if (!cts) {
-			kcoll_comm_fail(comm, -ENOMEM, conn->peer);
-			return;
-		}
-		cts->len = len;
-		cts->msg = *msg;
-		memcpy(cts->msg.segs, msg->segs, flex_array_size(msg, segs, nsegs));
-		spin_lock_bh(&comm->lock);
-		list_add_tail(&cts->list, &conn->cts_early);
-		spin_unlock_bh(&comm->lock);
+		kcoll_p2p_cts_rx(conn, msg, len, nsegs);
 		return;
 	case KCOLL_MSG_NOP:
 		return;
@@ -723,26 +813,13 @@ void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
 		kcoll_p2p_eager_rx(conn, msg);
 		return;
 	case KCOLL_MSG_DONE:
-		spin_lock_bh(&comm->lock);
-		req = kcoll_recv_find(conn, be32_to_cpu(msg->seq));
-		if (!req || be64_to_cpu(msg->len) > req->mem.len) {
-			spin_unlock_bh(&comm->lock);
-			goto bad;
-		}
-		if (msg->status)
-			kcoll_req_complete(req, -(int)min_t(u32, be32_to_cpu(msg->status), 4095),
-					   0);
-		else
-			kcoll_req_complete(req, 0, be64_to_cpu(msg->len));
-		spin_unlock_bh(&comm->lock);
+		kcoll_p2p_done_rx(conn, msg);
 		return;
 	default:
 		goto bad;
 	}
 bad:
-	pr_err_ratelimited("comm %llx rank %u: malformed message from rank %u\n",
-			   comm->comm_id, comm->rank, conn->peer);
-	kcoll_comm_fail(comm, -EPROTO, conn->peer);
+	kcoll_proto_error(conn, "malformed message");
 }
 
 static bool kcoll_conn_busy(struct kcoll_conn *conn)

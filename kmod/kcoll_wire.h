@@ -95,6 +95,13 @@ struct kcoll_wire_seg {
 	__be32 len;
 };
 
+/*
+ * DONE status codes: the whole vocabulary (anything else is a protocol error).  A wire code,
+ * not the sender's errno: 90 is what version 2 sent (EMSGSIZE on x86 and most others).
+ */
+#define KCOLL_WIRE_STATUS_OK		0
+#define KCOLL_WIRE_STATUS_MSGSIZE	90	/* larger than the receive: nothing written */
+
 #define KCOLL_WIRE_MSG_SIZE	4096
 #define KCOLL_WIRE_MAX_SEGS	((KCOLL_WIRE_MSG_SIZE - 32) / sizeof(struct kcoll_wire_seg))
 #define KCOLL_WIRE_EAGER_MAX	(KCOLL_WIRE_MSG_SIZE - 32)	/* data bytes after the header */
@@ -105,7 +112,7 @@ struct kcoll_wire_msg {
 	__u8 reserved0;
 	__be16 nsegs;		/* CTS, BUF: entries in @segs */
 	__be32 seq;		/* per ordered pair, from 0 */
-	__be32 status;		/* DONE: 0 or a positive errno (EMSGSIZE) */
+	__be32 status;		/* DONE: 0 or KCOLL_WIRE_STATUS_MSGSIZE */
 	/* CTS: capacity; DONE: bytes written; BUF: buffer length; EAGER: data bytes */
 	__be64 len;
 	__be64 reserved1;

@@ -1172,6 +1172,30 @@ TEST(fingerprint)
 	EXPECT_NE(f, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 0));
 }
 
+/*
+ * ALLTOALLV: each rank's counts are its own, so a step's tag carries the step's size: two
+ * ranks whose counts for each other differ tag that step differently (and are refused);
+ * other collectives' steps carry the operation's tag unchanged.
+ */
+TEST(step_tag_alltoallv)
+{
+	struct kcoll_step s8 = { .op = KCOLL_STEP_SEND, .peer = 1, .bytes = 8 };
+	struct kcoll_step r8 = { .op = KCOLL_STEP_RECV, .peer = 0, .bytes = 8 };
+	struct kcoll_step r16 = { .op = KCOLL_STEP_RECV, .peer = 0, .bytes = 16 };
+	struct kcoll_coll_args a;
+	u64 tag = (5ULL << 32) | 0x1234abcd;
+
+	memset(&a, 0, sizeof(a));
+	a.coll = KCOLL_COLL_ALLTOALLV;
+	a.nranks = 2;
+	EXPECT_EQ(kcoll_sched_step_tag(&a, tag, &s8), kcoll_sched_step_tag(&a, tag, &r8));
+	EXPECT_NE(kcoll_sched_step_tag(&a, tag, &s8), kcoll_sched_step_tag(&a, tag, &r16));
+	/* the operation's sequence number stays in the upper half */
+	EXPECT_EQ(5ULL, kcoll_sched_step_tag(&a, tag, &r16) >> 32);
+	a.coll = KCOLL_COLL_ALLTOALL;
+	EXPECT_EQ(tag, kcoll_sched_step_tag(&a, tag, &r16));
+}
+
 /* Both trees span every rank, parent and child links agree, ranks alternate roles. */
 TEST(dbtree_shape)
 {

@@ -30,6 +30,14 @@ ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
 seed_tap "$RIG_NODE" "$RIG_NNODES" "$(rig_ip 0)" >"$tap/allreduce_seed.tap"
 rig_barrier seed-done 300
 
+# Node 1 turns hostile: it speaks kcoll's wire protocol by hand to node 0's communicators
+# (kcoll_evil_test.c); node 0 must fail each case cleanly and keep serving.
+if [ "$RIG_NODE" -le 1 ]; then
+	echo "node$RIG_NODE: kcoll_evil_test"
+	"$k/kcoll_evil_test" >"$tap/kcoll_evil_test.tap" 2>&1
+fi
+rig_barrier evil-done 900
+
 # Node 1 speaks protocol version 2 for one test; everyone else stays as they are.
 if [ "$RIG_NODE" -eq 1 ]; then
 	modprobe -r kcoll && modprobe kcoll proto_version=1
