@@ -72,7 +72,7 @@ static void usage(FILE *f)
 "  -f, --stepfactor F      sweep factor: 2\n"
 "      --csv FILE          sweep rows also as kcoll-perf's CSV\n"
 "      --trace-rank R      rank whose stages make the breakdown: 0\n"
-"      --sharing-limit N   flows re-solved together per change: 4096\n"
+"      --sharing-limit N   flows re-solved together per change: 128\n"
 "  -q, --quiet             no breakdown\n"
 "  -h, --help              this help\n"
 "\n"

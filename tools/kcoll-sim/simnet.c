@@ -643,13 +643,14 @@ static void fill(struct sim *s, size_t nS, size_t nL, uint32_t st)
 
 /*
  * Re-solve the rates of the flows connected to the links that changed: one group per
- * connected set of flows (max-min decomposes over them, so this is exact), cut at
- * sharing_limit flows (then the rest is solved next, against the rates just set: an
- * approximation for very large groups, see Documentation/sim.rst).
+ * connected set of flows (max-min decomposes over them, so this is exact), grown outwards
+ * from a changed link and cut at sharing_limit flows: the flows beyond keep their rates (an
+ * approximation for very large groups, see Documentation/sim.rst).  Every new flow sits on
+ * a changed link, so it is solved from that link if not before.
  */
 static void resolve(struct sim *s)
 {
-	uint32_t limit = s->c->sharing_limit ? s->c->sharing_limit : 4096;
+	uint32_t limit = s->c->sharing_limit ? s->c->sharing_limit : 128;
 	uint32_t *seeds = s->dirty, nseeds = s->ndirty, si;
 	uint32_t done = ++s->stamp;	/* flows solved in this call */
 
@@ -658,7 +659,6 @@ static void resolve(struct sim *s)
 	for (si = 0; si < nseeds && !s->err; si++) {
 		uint32_t st = ++s->stamp;	/* this group */
 		size_t nS = 0, nL = 0, x;
-		bool cut = false;
 
 		s->links[seeds[si]].stamp = st;
 		GROW(s, s->Ls, s->cLs, 1);
@@ -672,10 +672,8 @@ static void resolve(struct sim *s)
 
 				if (f->stamp == st || f->solved == done)
 					continue;
-				if (nS >= limit) {
-					cut = true;
-					break;
-				}
+				if (nS >= limit)
+					break;	/* cut: the flows beyond keep their rates */
 				f->stamp = st;
 				GROW(s, s->S, s->cS, nS + 1);
 				s->S[nS++] = s->links[lx].fl[k];
@@ -696,17 +694,7 @@ static void resolve(struct sim *s)
 		fill(s, nS, nL, st);
 		for (x = 0; x < nS; x++)
 			s->flows[s->S[x]].solved = done;
-		if (cut) {	/* the rest of the group: from its links again */
-			for (x = 0; x < nL; x++) {
-				if (s->links[s->Ls[x]].dirty)
-					continue;
-				s->links[s->Ls[x]].dirty = 1;
-				seeds[nseeds++] = s->Ls[x];
-			}
-		}
 	}
-	for (si = 0; si < nseeds; si++)
-		s->links[seeds[si]].dirty = 0;
 	s->ndirty = 0;
 }
 
@@ -1173,7 +1161,7 @@ int simnet_run(const struct simnet_cfg *cfg, struct simnet_result *res)
 	res->trace_rank = s.trace;
 	s.rk = calloc(s.p, sizeof(*s.rk));
 	s.links = calloc(s.topo.nlinks, sizeof(*s.links));
-	s.dirty = malloc(2 * (size_t)s.topo.nlinks * sizeof(*s.dirty));	/* see resolve() */
+	s.dirty = malloc((size_t)s.topo.nlinks * sizeof(*s.dirty));
 	if (!s.rk || !s.links || !s.dirty) {
 		snprintf(res->err, sizeof(res->err), "out of memory");
 		goto out;

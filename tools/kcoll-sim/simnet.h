@@ -55,7 +55,7 @@ struct simnet_cfg {
 	double red_bw;			/* bytes/s of a reduction; 0: free */
 	double copy_bw;			/* bytes/s of a local COPY; 0: mem_bw */
 	uint64_t eager_max;		/* messages up to this size go without waiting for a CTS */
-	uint32_t sharing_limit;		/* flows re-solved per change (0: 4096) */
+	uint32_t sharing_limit;		/* flows re-solved per change (0: 128) */
 	int32_t trace_rank;		/* rank whose stages are summarised (-1: the last to end) */
 	uint64_t mem_limit;		/* bytes for schedules; 0: 4 GiB */
 	/* tests: schedules of their own instead of kcoll_sched_build()'s (same contract) */
