@@ -22,6 +22,8 @@
 
 #include "../../core/kcoll_sched.c"
 #include "../../tools/kcoll-sim/fabric.c"
+#include "../../tools/kcoll-sim/evq.c"
+#include "../../tools/kcoll-sim/share.c"
 #include "../../tools/kcoll-sim/simnet.c"
 
 #define LAT	2e-6

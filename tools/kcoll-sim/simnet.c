@@ -5,321 +5,15 @@
  * Schedules are kept compact (16 bytes a step) and in relative form (peer - rank mod p):
  * ranks whose relative schedules are equal (a ring's, a pairwise exchange's when the count
  * divides evenly) share one copy, which is what lets 16,384 ranks of a ring fit in memory.
- * Events are kept in a binary heap ordered by (time, insertion number), so runs are
+ * Events are kept in buckets of one time each, in insertion order (evq.c), so runs are
  * deterministic.  Flow rates are re-solved after every batch of events of one instant, by
- * progressive filling over the flows reachable from the links that changed.
+ * progressive filling over the flows reachable from the links that changed (share.c).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "simnet.h"
-
-/* ---- compact schedules -------------------------------------------------------------------- */
-
-struct cstep {
-	uint32_t peer_rel;	/* (peer - rank) mod p */
-	uint32_t seq;		/* FIFO index among this rank's messages to/from peer */
-	uint64_t w;		/* bytes << 4 | op << 1 | first step of its stage */
-};
-
-static inline uint64_t cs_bytes(const struct cstep *s) { return s->w >> 4; }
-static inline unsigned int cs_op(const struct cstep *s) { return (s->w >> 1) & 7; }
-static inline bool cs_first(const struct cstep *s) { return s->w & 1; }
-
-static bool op_xfer(unsigned int op)
-{
-	return op == KCOLL_STEP_SEND || op == KCOLL_STEP_RECV || op == KCOLL_STEP_RECV_REDUCE;
-}
-
-struct usched {
-	uint64_t hash;
-	struct cstep *s;
-	uint32_t n, max_stage;
-};
-
-/* ---- state -------------------------------------------------------------------------------- */
-
-enum { EV_STAGE, EV_FLOW_START, EV_FLOW_END, EV_DELIVER, EV_COMPLETE };
-
-struct ev {
-	uint32_t type, a, b;
-};
-
-struct bucket {
-	double t;
-	struct ev *ev;
-	uint32_t n, cap, live, next_free;
-};
-
-#define NONE	UINT32_MAX
-enum { SL_POSTED = 1, SL_MATCHED = 2 };
-
-struct slot {
-	uint8_t state;
-	uint32_t msg;
-	double post_t;
-};
-
-struct rank {
-	const struct cstep *s;
-	uint32_t n, pos, end, pending, stage;
-	struct slot *sl;
-	double cpu, stage_start, finish;
-	double t_red, t_loc, t_ovh;
-};
-
-struct msg {
-	uint32_t src, dst, sslot, dslot;
-	uint64_t bytes;
-	double t_send, t_recv, arrive, lat;
-	uint32_t links[SIMNET_MAX_HOPS];
-	uint8_t nl, eager, recv_reduce, delivered;
-	uint32_t next_free;
-};
-
-struct flow {
-	uint32_t msg, version, stamp, fixed, solved;
-	uint32_t link[SIMNET_MAX_HOPS], lpos[SIMNET_MAX_HOPS];
-	uint8_t nl;
-	double rem, rate, t_last;
-	uint32_t next_free;
-};
-
-struct link {
-	double cap, bytes, avail;
-	uint32_t *fl, nfl, fcap, nun, stamp, hver;
-	uint8_t dirty;
-};
-
-struct lh {	/* heap entry of progressive filling */
-	double share;
-	uint32_t link, ver;
-};
-
-struct sim {
-	const struct simnet_cfg *c;
-	struct simnet_result *res;
-	struct simnet_topo_info topo;
-	uint32_t p;
-	struct rank *rk;
-	struct usched *us;
-	uint32_t nus, cus;
-	struct bucket *bk;	/* event queue: buckets of one time each */
-	uint32_t nbk, cbk, bk_free, nlive, cur;
-	uint32_t *htab, hmask;	/* time -> bucket */
-	uint32_t *theap;	/* buckets by time */
-	size_t nth, cth;
-	double now;
-	struct msg *msgs;
-	uint32_t nmsg, cmsg, msg_free;
-	struct flow *flows;
-	uint32_t nflow, cflow, flow_free;
-	struct link *links;
-	uint32_t *dirty, ndirty;
-	uint32_t stamp;
-	uint32_t *S, *Ls;
-	size_t cS, cLs;
-	struct lh *lheap;
-	size_t nlh, clh;
-	int err;
-	double red_bw, copy_bw;
-	uint32_t trace;
-};
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-	size_t n = *cap ? *cap : 64;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	q = realloc(*p, n * elem);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = n;
-	return 0;
-}
-
-#define GROW(s, arr, cap, need) do {						\
-	size_t _c = (cap);							\
-	if (grow((void **)&(arr), &_c, (need), sizeof(*(arr)))) {		\
-		(s)->err = 1;							\
-		return;								\
-	}									\
-	(cap) = _c;								\
-} while (0)
-
-/* ---- event queue -------------------------------------------------------------------------
- * Symmetric ranks produce many events at exactly the same instant, so events are kept in
- * buckets, one per distinct time (insertion order inside a bucket, which keeps runs
- * deterministic), found by a hash of the time; only the distinct times are in a binary heap.
- */
-
-static uint32_t t_hash(double t, uint32_t mask)
-{
-	uint64_t b;
-
-	memcpy(&b, &t, sizeof(b));
-	b *= 0x9e3779b97f4a7c15ULL;
-	return (uint32_t)(b >> 32) & mask;
-}
-
-static void tq_heap_up(struct sim *s, size_t i)
-{
-	while (i) {
-		size_t up = (i - 1) / 2;
-		uint32_t tmp;
-
-		if (!(s->bk[s->theap[i]].t < s->bk[s->theap[up]].t))
-			break;
-		tmp = s->theap[i];
-		s->theap[i] = s->theap[up];
-		s->theap[up] = tmp;
-		i = up;
-	}
-}
-
-static void tq_heap_down(struct sim *s)
-{
-	size_t i = 0;
-
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		uint32_t tmp;
-
-		if (l < s->nth && s->bk[s->theap[l]].t < s->bk[s->theap[m]].t)
-			m = l;
-		if (r < s->nth && s->bk[s->theap[r]].t < s->bk[s->theap[m]].t)
-			m = r;
-		if (m == i)
-			break;
-		tmp = s->theap[i];
-		s->theap[i] = s->theap[m];
-		s->theap[m] = tmp;
-		i = m;
-	}
-}
-
-static void tq_rehash(struct sim *s)
-{
-	uint32_t n = s->hmask ? 2 * (s->hmask + 1) : 1024, i;
-	uint32_t *h = malloc(n * sizeof(*h));
-
-	if (!h) {
-		s->err = 1;
-		return;
-	}
-	memset(h, 0xff, n * sizeof(*h));
-	for (i = 0; i < s->nbk; i++) {
-		uint32_t q;
-
-		if (!s->bk[i].live)
-			continue;
-		for (q = t_hash(s->bk[i].t, n - 1); h[q] != NONE; q = (q + 1) & (n - 1))
-			;
-		h[q] = i;
-	}
-	free(s->htab);
-	s->htab = h;
-	s->hmask = n - 1;
-}
-
-/* The bucket of time t, created if needed. */
-static uint32_t tq_bucket(struct sim *s, double t)
-{
-	uint32_t q, b;
-
-	if (2 * (s->nlive + 1) > s->hmask + 1) {
-		tq_rehash(s);
-		if (s->err)
-			return NONE;
-	}
-	for (q = t_hash(t, s->hmask); (b = s->htab[q]) != NONE; q = (q + 1) & s->hmask)
-		if (s->bk[b].t == t)
-			return b;
-	if (s->bk_free != NONE) {
-		b = s->bk_free;
-		s->bk_free = s->bk[b].next_free;
-	} else {
-		size_t c = s->cbk;
-
-		if (grow((void **)&s->bk, &c, s->nbk + 1, sizeof(*s->bk))) {
-			s->err = 1;
-			return NONE;
-		}
-		s->cbk = (uint32_t)c;
-		b = s->nbk++;
-		memset(&s->bk[b], 0, sizeof(s->bk[b]));
-	}
-	s->bk[b].t = t;
-	s->bk[b].n = 0;
-	s->bk[b].live = 1;
-	s->htab[q] = b;
-	s->nlive++;
-	{
-		size_t c = s->cth;
-
-		if (grow((void **)&s->theap, &c, s->nth + 1, sizeof(*s->theap))) {
-			s->err = 1;
-			return NONE;
-		}
-		s->cth = c;
-	}
-	s->theap[s->nth++] = b;
-	tq_heap_up(s, s->nth - 1);
-	return b;
-}
-
-/* Remove the earliest bucket from the hash (linear probing: shift the cluster back). */
-static void tq_unhash(struct sim *s, uint32_t b)
-{
-	uint32_t q = t_hash(s->bk[b].t, s->hmask), j;
-
-	while (s->htab[q] != b)
-		q = (q + 1) & s->hmask;
-	s->htab[q] = NONE;
-	for (j = (q + 1) & s->hmask; s->htab[j] != NONE; j = (j + 1) & s->hmask) {
-		uint32_t x = s->htab[j], home = t_hash(s->bk[x].t, s->hmask);
-
-		/* move x back to the hole if its home is not in (q, j] */
-		if ((j > q && (home <= q || home > j)) || (j < q && home <= q && home > j)) {
-			s->htab[q] = x;
-			s->htab[j] = NONE;
-			q = j;
-		}
-	}
-	s->bk[b].live = 0;
-	s->nlive--;
-}
-
-static void push(struct sim *s, double t, uint32_t type, uint32_t a, uint32_t b)
-{
-	struct bucket *k;
-	uint32_t i;
-
-	if (t < s->now)
-		t = s->now;
-	i = t == s->now && s->cur != NONE ? s->cur : tq_bucket(s, t);
-	if (i == NONE)
-		return;
-	k = &s->bk[i];
-	if (k->n == k->cap) {
-		uint32_t n = k->cap ? 2 * k->cap : 16;
-		struct ev *q = realloc(k->ev, n * sizeof(*q));
-
-		if (!q) {
-			s->err = 1;
-			return;
-		}
-		k->ev = q;
-		k->cap = n;
-	}
-	k->ev[k->n++] = (struct ev){ type, a, b };
-}
+#include "simnet_int.h"
 
 /* ---- schedules ---------------------------------------------------------------------------- */
 
@@ -479,225 +173,6 @@ out:
 	return ret;
 }
 
-/* ---- flows and max-min sharing ------------------------------------------------------------ */
-
-static void mark_dirty(struct sim *s, uint32_t l)
-{
-	if (s->links[l].dirty)
-		return;
-	s->links[l].dirty = 1;
-	s->dirty[s->ndirty++] = l;
-}
-
-static void link_add(struct sim *s, uint32_t l, uint32_t f, int i)
-{
-	struct link *L = &s->links[l];
-
-	if (L->nfl == L->fcap) {
-		uint32_t n = L->fcap ? 2 * L->fcap : 4, *q = realloc(L->fl, n * sizeof(*q));
-
-		if (!q) {
-			s->err = 1;
-			return;
-		}
-		L->fl = q;
-		L->fcap = n;
-	}
-	s->flows[f].lpos[i] = L->nfl;
-	L->fl[L->nfl++] = f;
-	mark_dirty(s, l);
-}
-
-static void link_del(struct sim *s, uint32_t l, uint32_t f, int i)
-{
-	struct link *L = &s->links[l];
-	uint32_t at = s->flows[f].lpos[i], last = L->fl[--L->nfl];
-	int j;
-
-	if (last != f) {
-		L->fl[at] = last;
-		for (j = 0; j < s->flows[last].nl; j++)
-			if (s->flows[last].link[j] == l)
-				s->flows[last].lpos[j] = at;
-	}
-	mark_dirty(s, l);
-}
-
-static void lh_push(struct sim *s, uint32_t l)
-{
-	struct link *L = &s->links[l];
-	size_t i;
-
-	GROW(s, s->lheap, s->clh, s->nlh + 1);
-	i = s->nlh++;
-	s->lheap[i] = (struct lh){ L->avail / L->nun, l, ++L->hver };
-	while (i && s->lheap[i].share < s->lheap[(i - 1) / 2].share) {
-		struct lh t = s->lheap[i];
-
-		s->lheap[i] = s->lheap[(i - 1) / 2];
-		s->lheap[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
-}
-
-static struct lh lh_pop(struct sim *s)
-{
-	struct lh top = s->lheap[0];
-	size_t i = 0;
-
-	s->lheap[0] = s->lheap[--s->nlh];
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		struct lh t;
-
-		if (l < s->nlh && s->lheap[l].share < s->lheap[m].share)
-			m = l;
-		if (r < s->nlh && s->lheap[r].share < s->lheap[m].share)
-			m = r;
-		if (m == i)
-			break;
-		t = s->lheap[i];
-		s->lheap[i] = s->lheap[m];
-		s->lheap[m] = t;
-		i = m;
-	}
-	return top;
-}
-
-/*
- * Max-min fair rates of one group of flows (s->S, their links s->Ls, marked with chunk st),
- * by progressive filling: the link with the smallest fair share fixes its flows' rates,
- * which leaves more for the others.  Flows on these links outside the group keep their
- * rates and use that much of the link.
- */
-static void fill(struct sim *s, size_t nS, size_t nL, uint32_t st)
-{
-	size_t i, x;
-
-	for (x = 0; x < nL; x++) {
-		struct link *L = &s->links[s->Ls[x]];
-		uint32_t k;
-
-		L->avail = L->cap;
-		L->nun = 0;
-		for (k = 0; k < L->nfl; k++) {
-			struct flow *f = &s->flows[L->fl[k]];
-
-			if (f->stamp == st)
-				L->nun++;
-			else
-				L->avail -= f->rate;
-		}
-		if (L->avail < 0)
-			L->avail = 0;
-	}
-	for (i = 0; i < nS; i++) {
-		struct flow *f = &s->flows[s->S[i]];
-
-		f->rem -= f->rate * (s->now - f->t_last);
-		if (f->rem < 0)
-			f->rem = 0;
-		f->t_last = s->now;
-		f->fixed = 0;
-	}
-	s->nlh = 0;
-	for (x = 0; x < nL; x++)
-		if (s->links[s->Ls[x]].nun)
-			lh_push(s, s->Ls[x]);
-	while (s->nlh && !s->err) {
-		struct lh e = lh_pop(s);
-		struct link *L = &s->links[e.link];
-		uint32_t k;
-
-		if (e.ver != L->hver || !L->nun)
-			continue;
-		for (k = 0; k < L->nfl; k++) {
-			uint32_t fi = L->fl[k];
-			struct flow *f = &s->flows[fi];
-			double share = e.share;
-			int j;
-
-			if (f->stamp != st || f->fixed)
-				continue;
-			f->fixed = 1;
-			if (share < L->cap * 1e-9)
-				share = L->cap * 1e-9;	/* never stall on a cut group */
-			if (share != f->rate) {
-				f->rate = share;
-				f->version++;
-				push(s, s->now + f->rem / share, EV_FLOW_END, fi, f->version);
-			}
-			for (j = 0; j < f->nl; j++) {
-				struct link *L2 = &s->links[f->link[j]];
-
-				L2->avail -= e.share;
-				if (L2->avail < 0)
-					L2->avail = 0;
-				L2->nun--;
-				if (L2 != L && L2->nun)
-					lh_push(s, f->link[j]);
-			}
-		}
-	}
-}
-
-/*
- * Re-solve the rates of the flows connected to the links that changed: one group per
- * connected set of flows (max-min decomposes over them, so this is exact), grown outwards
- * from a changed link and cut at sharing_limit flows: the flows beyond keep their rates (an
- * approximation for very large groups, see Documentation/sim.rst).  Every new flow sits on
- * a changed link, so it is solved from that link if not before.
- */
-static void resolve(struct sim *s)
-{
-	uint32_t limit = s->c->sharing_limit ? s->c->sharing_limit : 128;
-	uint32_t *seeds = s->dirty, nseeds = s->ndirty, si;
-	uint32_t done = ++s->stamp;	/* flows solved in this call */
-
-	for (si = 0; si < nseeds; si++)
-		s->links[seeds[si]].dirty = 0;
-	for (si = 0; si < nseeds && !s->err; si++) {
-		uint32_t st = ++s->stamp;	/* this group */
-		size_t nS = 0, nL = 0, x;
-
-		s->links[seeds[si]].stamp = st;
-		GROW(s, s->Ls, s->cLs, 1);
-		s->Ls[nL++] = seeds[si];
-		for (x = 0; x < nL; x++) {
-			uint32_t lx = s->Ls[x], k;
-
-			for (k = 0; k < s->links[lx].nfl; k++) {
-				struct flow *f = &s->flows[s->links[lx].fl[k]];
-				int j;
-
-				if (f->stamp == st || f->solved == done)
-					continue;
-				if (nS >= limit)
-					break;	/* cut: the flows beyond keep their rates */
-				f->stamp = st;
-				GROW(s, s->S, s->cS, nS + 1);
-				s->S[nS++] = s->links[lx].fl[k];
-				for (j = 0; j < f->nl; j++) {
-					struct link *L2 = &s->links[f->link[j]];
-
-					if (L2->stamp != st) {
-						L2->stamp = st;
-						GROW(s, s->Ls, s->cLs, nL + 1);
-						s->Ls[nL++] = f->link[j];
-					}
-				}
-			}
-		}
-		if (!nS)
-			continue;
-		s->res->flows_resolved += nS;
-		fill(s, nS, nL, st);
-		for (x = 0; x < nS; x++)
-			s->flows[s->S[x]].solved = done;
-	}
-	s->ndirty = 0;
-}
-
 /* ---- ranks and messages ------------------------------------------------------------------- */
 
 static void complete(struct sim *s, uint32_t r, uint32_t slot, double t)
@@ -705,12 +180,12 @@ static void complete(struct sim *s, uint32_t r, uint32_t slot, double t)
 	struct rank *k = &s->rk[r];
 
 	if (t > s->now) {
-		push(s, t, EV_COMPLETE, r, slot);
+		sn_push(s, t, EV_COMPLETE, r, slot);
 		return;
 	}
 	(void)slot;
 	if (!--k->pending)
-		push(s, k->cpu > s->now ? k->cpu : s->now, EV_STAGE, r, 0);
+		sn_push(s, k->cpu > s->now ? k->cpu : s->now, EV_STAGE, r, 0);
 }
 
 static uint32_t msg_new(struct sim *s)
@@ -752,7 +227,7 @@ static void flow_start(struct sim *s, uint32_t m)
 
 	s->res->bytes += g->bytes;
 	if (!g->bytes) {
-		push(s, s->now + g->lat, EV_DELIVER, m, 0);
+		sn_push(s, s->now + g->lat, EV_DELIVER, m, 0);
 		return;
 	}
 	if (s->flow_free != NONE) {
@@ -777,7 +252,7 @@ static void flow_start(struct sim *s, uint32_t m)
 	for (j = 0; j < g->nl; j++) {
 		f->link[j] = g->links[j];
 		s->links[g->links[j]].bytes += (double)g->bytes;
-		link_add(s, g->links[j], fi, j);
+		sn_link_add(s, g->links[j], fi, j);
 	}
 }
 
@@ -789,10 +264,10 @@ static void flow_end(struct sim *s, uint32_t fi, uint32_t ver)
 	if (f->version != ver || f->nl == 0)
 		return;
 	for (j = 0; j < f->nl; j++)
-		link_del(s, f->link[j], fi, j);
+		sn_link_del(s, f->link[j], fi, j);
 	f->nl = 0;
 	f->version++;
-	push(s, s->now + s->msgs[f->msg].lat, EV_DELIVER, f->msg, 0);
+	sn_push(s, s->now + s->msgs[f->msg].lat, EV_DELIVER, f->msg, 0);
 	f->next_free = s->flow_free;
 	s->flow_free = fi;
 }
@@ -911,7 +386,7 @@ static void post(struct sim *s, uint32_t r, uint32_t slot, double tp)
 		}
 		if (eager) {
 			if (tp > s->now)
-				push(s, tp, EV_FLOW_START, m, 0);
+				sn_push(s, tp, EV_FLOW_START, m, 0);
 			else
 				flow_start(s, m);
 		} else {
@@ -920,7 +395,7 @@ static void post(struct sim *s, uint32_t r, uint32_t slot, double tp)
 			if (t0 < tp)
 				t0 = tp;
 			if (t0 > s->now)
-				push(s, t0, EV_FLOW_START, m, 0);
+				sn_push(s, t0, EV_FLOW_START, m, 0);
 			else
 				flow_start(s, m);
 		}
@@ -944,7 +419,7 @@ static void post(struct sim *s, uint32_t r, uint32_t slot, double tp)
 				return;
 			s->msgs[m].t_send = po->post_t;
 			t0 = tp + s->msgs[m].lat;	/* its CTS */
-			push(s, t0 > po->post_t ? t0 : po->post_t, EV_FLOW_START, m, 0);
+			sn_push(s, t0 > po->post_t ? t0 : po->post_t, EV_FLOW_START, m, 0);
 		}
 		s->msgs[m].dslot = slot;
 		s->msgs[m].t_recv = tp;
@@ -1172,13 +647,13 @@ int simnet_run(const struct simnet_cfg *cfg, struct simnet_result *res)
 		goto out;
 	s.cur = s.bk_free = NONE;
 	for (r = 0; r < s.p; r++)
-		push(&s, 0, EV_STAGE, r, 0);
+		sn_push(&s, 0, EV_STAGE, r, 0);
 	while (s.nth && !s.err) {
 		uint32_t b = s.theap[0], i;
 
 		s.now = s.bk[b].t;
 		s.theap[0] = s.theap[--s.nth];
-		tq_heap_down(&s);
+		sn_tq_heap_down(&s);
 		s.cur = b;	/* events for now append to this bucket */
 		for (i = 0; i < s.bk[b].n && !s.err; i++) {
 			struct ev e = s.bk[b].ev[i];
@@ -1186,10 +661,10 @@ int simnet_run(const struct simnet_cfg *cfg, struct simnet_result *res)
 			res->events++;
 			dispatch(&s, &e);
 			if (i + 1 == s.bk[b].n && s.ndirty && !s.err)
-				resolve(&s);	/* may add flow ends for now */
+				sn_resolve(&s);	/* may add flow ends for now */
 		}
 		s.cur = NONE;
-		tq_unhash(&s, b);
+		sn_tq_unhash(&s, b);
 		s.bk[b].n = 0;
 		s.bk[b].next_free = s.bk_free;
 		s.bk_free = b;
