@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 
 #include "json_writer.h"
 
@@ -206,6 +207,15 @@ void kcoll_jw_uint(struct kcoll_jw *jw, uint64_t v)
 {
 	kcoll_jw_value(jw);
 	fprintf(jw->f, "%" PRIu64, v);
+}
+
+void kcoll_jw_double(struct kcoll_jw *jw, double v)
+{
+	kcoll_jw_value(jw);
+	if (isfinite(v))
+		fprintf(jw->f, "%.9g", v);
+	else
+		fputs("null", jw->f);	/* JSON has no Inf or NaN */
 }
 
 void kcoll_jw_int(struct kcoll_jw *jw, int64_t v)

@@ -38,6 +38,7 @@ void kcoll_jw_key(struct kcoll_jw *jw, const char *key);
 void kcoll_jw_str(struct kcoll_jw *jw, const char *s);
 void kcoll_jw_uint(struct kcoll_jw *jw, uint64_t v);
 void kcoll_jw_int(struct kcoll_jw *jw, int64_t v);
+void kcoll_jw_double(struct kcoll_jw *jw, double v);	/* %.9g; null if not finite */
 void kcoll_jw_bool(struct kcoll_jw *jw, bool v);
 void kcoll_jw_null(struct kcoll_jw *jw);
 

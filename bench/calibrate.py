@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Fit kcoll-sim's parameters to a `make bench` report and show the model's error per row.
+
+    bench/calibrate.py [--sim tools/kcoll-sim/kcoll-sim] [--place out] [-o table.md]
+                       bench/reports/2026-11-30-idle/report.json
+
+For every cluster size of the report (one rank per VM, the VMs on one virtual switch: a star):
+
+  1. start from perftest: latency = ib_write_lat's typical one-way time, link bandwidth =
+     ib_write_bw's bidirectional per-direction figure (a collective sends and receives at
+     once), overhead 0, reduction speed = the host's fp32 sum kernel (the VMs are slower);
+  2. fit link bandwidth, latency, per-message overhead and reduction speed to the kcoll-perf
+     rows (median time per operation) by coordinate descent over multiplicative grids,
+     minimising the mean |log(predicted / measured)|;
+  3. print, per row, the measured and predicted time and the error, and the median absolute
+     error for sizes >= 64 KiB and below, for the perftest-only and the fitted parameters
+     (in-sample), and for parameters fitted to the sizes 4^k only, judged on the sizes
+     2*4^k (held out).
+
+Python 3 standard library only.
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+
+COLLS = ("allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall")
+BIG = 64 << 10
+
+
+def sim_sweep(sim, coll, nranks, maxb, p):
+    """kcoll-sim's predictions for every power-of-two size up to maxb: {size: time_us}."""
+    cmd = [sim, "-S", "-j", "-c", coll, "-n", str(nranks), "-b", "4", "-e", str(maxb),
+           "-f", "2", "--bw", "%.9g" % p["bw"], "--lat", "%.9g" % p["lat"],
+           "--hop-lat", "0", "--overhead", "%.9g" % p["ovh"],
+           "--red-bw", "%.9g" % p["red"]]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    res = {}
+    for line in out.splitlines():
+        r = json.loads(line)
+        res.setdefault(r["size"], r["time_us"])
+    return res
+
+
+def predict(sim, rows, nranks, p):
+    maxb = max(r["size"] for r in rows)
+    by = {}
+    for coll in sorted({r["coll"] for r in rows}):
+        by[coll] = sim_sweep(sim, coll, nranks, maxb, p)
+    return [by[r["coll"]].get(r["size"]) for r in rows]
+
+
+def loss(pred, rows):
+    errs = [abs(math.log(x / r["median_us"])) for x, r in zip(pred, rows) if x and x > 0]
+    return sum(errs) / len(errs) if errs else float("inf")
+
+
+def fit(sim, rows, nranks, p0, rounds=3):
+    p = dict(p0)
+    best = loss(predict(sim, rows, nranks, p), rows)
+    grids = {
+        "bw": [0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0],
+        "lat": [0.25, 0.5, 0.75, 1.0, 1.5, 2.0],
+        "ovh": None,	# additive: microseconds
+        "red": [0.03, 0.1, 0.3, 1.0, 3.0],
+    }
+    for rnd in range(rounds):
+        for k in ("lat", "ovh", "bw", "red"):
+            if k == "ovh":
+                cands = [0, 25, 50, 100, 150, 200, 300, 400, 600]
+                if rnd:
+                    cands = [max(0, p["ovh"] * f) for f in (0.6, 0.8, 0.9, 1.1, 1.25, 1.6)]
+            else:
+                g = grids[k] if not rnd else [0.7, 0.85, 0.93, 1.07, 1.15, 1.4]
+                base = p0[k] if not rnd else p[k]
+                cands = [base * f for f in g]
+            for v in cands:
+                q = dict(p)
+                q[k] = v
+                l = loss(predict(sim, rows, nranks, q), rows)
+                if l < best - 1e-12:
+                    best, p = l, q
+    return p, best
+
+
+def err_table(pred, rows):
+    out = []
+    for x, r in zip(pred, rows):
+        e = (x - r["median_us"]) / r["median_us"] if x else float("nan")
+        out.append((r, x, e))
+    return out
+
+
+def med(errs):
+    errs = [abs(e) for e in errs if not math.isnan(e)]
+    return statistics.median(errs) if errs else float("nan")
+
+
+def main():
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("report", help="report.json of a make bench run")
+    ap.add_argument("--sim", default=os.path.join(top, "tools/kcoll-sim/kcoll-sim"))
+    ap.add_argument("--place", default="out", choices=("out", "in"),
+                    help="kcoll-perf rows to use (kcoll-sim models out-of-place calls)")
+    ap.add_argument("-o", "--output", help="also write the tables as Markdown here")
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    if not os.access(a.sim, os.X_OK):
+        sys.exit("calibrate: %s: not built (make -C tools/kcoll-sim)" % a.sim)
+    with open(a.report) as f:
+        rep = json.load(f)
+    red0 = 10.0
+    for r in rep.get("reduction_kernels", {}).get("rows", []):
+        if r["dtype"] == "fp32" and r["op"] == "sum":
+            red0 = r.get("avx2_gbs") or r.get("generic_gbs") or red0
+    md = ["# kcoll-sim against %s" % a.report, ""]
+    summary = []
+    for cl in rep["clusters"]:
+        n = cl["nodes"]
+        link = cl["link"]
+        rows = [r for r in cl["systems"]["kcoll"]["rows"]
+                if r["coll"] in COLLS and r["place"] == a.place and r["mode"] == "blocking"
+                and r["mem"] == "user" and r.get("wrong", 0) == 0 and r["median_us"] > 0]
+        if not rows or not link.get("bw") or not link.get("lat"):
+            continue
+        p0 = {"bw": max(b["bi_per_dir_gbs"] for b in link["bw"]),
+              "lat": link["lat"]["t_typical_us"], "ovh": 0.0, "red": red0}
+        pred0 = predict(a.sim, rows, n, p0)
+        p, l = fit(a.sim, rows, n, p0, a.rounds)
+        pred = predict(a.sim, rows, n, p)
+        # held out: fit on the sizes 4^k, judge on the others
+        train = [r for r in rows if (r["size"].bit_length() - 1) % 2 == 0]
+        ph, _ = fit(a.sim, train, n, p0, a.rounds)
+        predh = predict(a.sim, rows, n, ph)
+        th = [(r, x, e) for r, x, e in err_table(predh, rows)
+              if (r["size"].bit_length() - 1) % 2 == 1]
+        t0, t = err_table(pred0, rows), err_table(pred, rows)
+        head = ("%d VMs: perftest %.4g GB/s, %.4g us; fitted bw %.4g GB/s, lat %.4g us, "
+                "overhead %.4g us, reduction %.4g GB/s (mean |log err| %.3f)"
+                % (n, p0["bw"], p0["lat"], p["bw"], p["lat"], p["ovh"], p["red"], l))
+        print(head)
+        md += ["## " + head, "",
+               "| coll | size (B) | measured (us) | perftest-only (us) | err | fitted (us) | err |",
+               "|---|---:|---:|---:|---:|---:|---:|"]
+        print("%-15s %10s %12s %12s %8s %12s %8s" % ("coll", "size", "measured", "perftest",
+                                                    "err", "fitted", "err"))
+        for (r, x0, e0), (_, x, e) in zip(t0, t):
+            print("%-15s %10d %12.1f %12.1f %+7.1f%% %12.1f %+7.1f%%"
+                  % (r["coll"], r["size"], r["median_us"], x0 or 0, 100 * e0, x or 0, 100 * e))
+            md.append("| %s | %d | %.1f | %.1f | %+.1f%% | %.1f | %+.1f%% |"
+                      % (r["coll"], r["size"], r["median_us"], x0 or 0, 100 * e0, x or 0,
+                         100 * e))
+        for name, tab in (("perftest-only", t0), ("fitted", t), ("held-out", th)):
+            big = med([e for r, _, e in tab if r["size"] >= BIG])
+            small = med([e for r, _, e in tab if r["size"] < BIG])
+            per = {c: med([e for r, _, e in tab if r["coll"] == c]) for c in COLLS}
+            line = ("%d VMs %-13s median |error|: %5.1f%% (>= 64 KiB), %5.1f%% (< 64 KiB); "
+                    % (n, name, 100 * big, 100 * small) +
+                    ", ".join("%s %.1f%%" % (c, 100 * v) for c, v in per.items()))
+            summary.append(line)
+        md.append("")
+    print()
+    for s in summary:
+        print(s)
+    print("note: 'fitted' is in-sample (fitted to these rows); 'held-out' is fitted to the sizes "
+          "4^k and judged on the sizes 2*4^k only")
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write("\n".join(md + ["## Summary", ""] + ["- " + s for s in summary] +
+                              ["", "'fitted' is in-sample; 'held-out' is fitted to the sizes "
+                               "4^k and judged on the sizes 2*4^k only.", ""]))
+
+
+if __name__ == "__main__":
+    main()
