@@ -51,6 +51,7 @@ struct evil_case {
 	int repeat;
 	int seq_step;
 	int magic_bad;
+	int deaf;		/* the hostile rank posts no receive (kcoll_evil_peer.h) */
 };
 
 /* The hostile rank's actions --------------------------------------------------------- */

@@ -104,6 +104,12 @@ static void ev_queue_rx(struct evil_conn *e, const struct ibv_wc *wc)
 	ev_post_rx(e, wc->wr_id);
 }
 
+/*
+ * A deaf rank posts no receive at all: every message sent to it meets an RNR NAK, so the
+ * sender's send queue stalls until its RNR retries run out.
+ */
+static int ev_deaf;
+
 /* Handle completions for up to @ms: arrived messages go to the queue. */
 static void ev_poll(struct evil_conn *e, int ms)
 {
@@ -181,7 +187,7 @@ static int ev_connect(struct evil_conn *e, const struct kcoll_sockaddr *src_a,
 	qa.cap.max_recv_sge = 1;
 	if (rdma_create_qp(e->id, e->pd, &qa))
 		return -1;
-	for (i = 0; i < EV_NRX; i++)
+	for (i = 0; i < EV_NRX && !ev_deaf; i++)
 		if (ev_post_rx(e, i))
 			return -1;
 	cp.responder_resources = 1;

@@ -300,6 +300,12 @@ CASE(reconnect_failed_comm, .attack = a_msg, .type = 99, EP, .after = AFTER_RECO
      .rej = KCOLL_REJ_STATE)
 CASE(reconnect_aborted_comm, .v = V_NONE, .after = AFTER_ABORT_RECONNECT,
      .rej = KCOLL_REJ_STATE)
+/*
+ * A rank that never posts a receive (finding 6): the victim's READY meets RNR NAKs, and a
+ * receive's registration queues behind it on the send queue.  With infinite RNR retries
+ * and an unbounded wait the victim hung in D state for ever; it must fail within bounds.
+ */
+CASE(deaf_peer_stalls_send_queue, .v = V_RECV_BIG, .deaf = 1)
 
 /* The victim ------------------------------------------------------------------------- */
 
@@ -383,6 +389,41 @@ static int victim_outcome(struct vop *o, enum vact v, int ms)
 	}
 	ret = kt_wait(o->fd, o->comm, o->req, ms, &status, NULL);
 	return ret ? ret : status;
+}
+
+/* An error that says the peer is gone or broke the connection. */
+static int lost_peer_errno(int err)
+{
+	return err == -ECONNRESET || err == -EIO || err == -ETIMEDOUT;
+}
+
+/*
+ * The deaf-peer case: creation may already fail (its READY never delivered), else the
+ * receive's registration, queued behind that READY, must fail; all within bounds.
+ */
+static void victim_deaf(struct __test_metadata *_metadata, const struct evil_case *c,
+			const char *name, int fd)
+{
+	struct kcoll_sockaddr peers[2] = { kt_addr(0), kt_addr(1) };
+	struct vop o = { .fd = fd };
+	double t0 = kt_now();
+	int ret;
+
+	ctl_put(name, "begin");
+	ret = kt_comm_create(fd, cur_id, 0, 2, peers, 20000, &o.comm, NULL);
+	ctl_put(name, "created");
+	if (!ret) {
+		ret = victim_post(&o, c->v);
+		if (!ret)
+			ret = victim_outcome(&o, c->v, 15000);
+	}
+	EXPECT_TRUE(lost_peer_errno(ret)) TH_LOG("%s: ended with %d", name, ret);
+	/* RNR retries (6 at up to 655 ms) or op_timeout_ms (10 s), plus slack. */
+	EXPECT_GT(30.0, kt_now() - t0) TH_LOG("%s: took %.1f s", name, kt_now() - t0);
+	ctl_put(name, "end");
+	if (o.comm)
+		kt_comm_destroy(fd, o.comm);
+	free(o.mem);
 }
 
 static void victim(struct __test_metadata *_metadata, const struct evil_case *c,
@@ -586,7 +627,10 @@ TEST_F_TIMEOUT(evil, case, 90)
 		ASSERT_LE(0, self->fd);
 	}
 	cur_id = kt_comm_id(name, 11);
-	if (kt_rank() == 0)
+	ev_deaf = variant->c.deaf;
+	if (kt_rank() == 0 && variant->c.deaf)
+		victim_deaf(_metadata, &variant->c, name, self->fd);
+	else if (kt_rank() == 0)
 		victim(_metadata, &variant->c, name, self->fd);
 	else
 		hostile(_metadata, &variant->c, name);
