@@ -97,12 +97,17 @@ run_suite() {
 }
 
 # The fuzzer for FUZZ_SECONDS (default $1) on 1 VM (fuzz1), and on 2 (fuzz2, by name only):
-# every node gets the same seed.  FUZZ_AVOID (default: none) steps around known crashes.
+# every node gets the same seed.  FUZZ_AVOID steps around known crashes; its default is the
+# list in selftests/fuzz/crashes/avoid (kernel bugs found and not fixed yet).
+# FUZZ_REPLAY=FILE (FUZZ_REPEAT times) replays a logged program instead.
 fuzz_suites() {
-	local secs=${FUZZ_SECONDS:-$1} seed=${FUZZ_SEED:-$(date +%s)} env boot=300
+	local secs=${FUZZ_SECONDS:-$1} seed=${FUZZ_SEED:-$(date +%s)} env boot=300 avoid
 	[ "$flavour" = debug ] && boot=900
+	avoid=${FUZZ_AVOID:-$(grep -v '^#' selftests/fuzz/crashes/avoid | paste -sd, -)}
 	env="FUZZ_SECONDS=$secs FUZZ_SEED=$seed FUZZ_THREADS=${FUZZ_THREADS:-3}"
-	env="$env FUZZ_AVOID=${FUZZ_AVOID:-none}"
+	env="$env FUZZ_AVOID=${avoid:-none}"
+	[ -n "${FUZZ_REPLAY:-}" ] &&
+		env="$env FUZZ_REPLAY=$(realpath "$FUZZ_REPLAY") FUZZ_REPEAT=${FUZZ_REPEAT:-1}"
 	if [ -z "$only" ] || [[ " $only " == *" fuzz"* ]]; then
 		echo "== fuzzer: seed $seed, $secs s (FUZZ_SEED=$seed reproduces the run)"
 	fi

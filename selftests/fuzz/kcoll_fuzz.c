@@ -99,8 +99,9 @@ static void fz_print(FILE *f, const struct fz_env *env, const struct fz_prog *pr
 	const struct fz_op *op;
 	unsigned int t, i;
 
-	fprintf(f, "# kcoll_fuzz seed=0x%" PRIx64 " iter=%" PRIu64 " rank=%u nnodes=%u threads=%u avoid=0x%x\n",
-		env->seed, env->iter, env->rank, env->nnodes, prog->nthreads, env->avoid);
+	fprintf(f, "# kcoll_fuzz seed=0x%" PRIx64 " iter=%" PRIu64
+		" rank=%u nnodes=%u threads=%u avoid=0x%x\n", env->seed, env->iter, env->rank,
+		env->nnodes, prog->nthreads, env->avoid);
 	for (t = 0; t < prog->nthreads; t++)
 		for (i = 0; i < prog->nops[t]; i++) {
 			op = &prog->ops[t][i];
@@ -119,7 +120,8 @@ static int fz_parse(FILE *f, struct fz_env *env, struct fz_prog *prog)
 
 	memset(prog, 0, sizeof(*prog));
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "# kcoll_fuzz seed=%" SCNx64 " iter=%" SCNu64 " rank=%u nnodes=%u threads=%u avoid=%x",
+		if (sscanf(line, "# kcoll_fuzz seed=%" SCNx64 " iter=%" SCNu64
+			   " rank=%u nnodes=%u threads=%u avoid=%x",
 			   &env->seed, &env->iter, &env->rank, &env->nnodes, &prog->nthreads,
 			   &env->avoid) == 6)
 			continue;
@@ -329,8 +331,9 @@ static void fz_report(double secs, const struct fz_result *res)
 	unsigned int k, e, pairs = 0;
 	char name[32];
 
-	printf("# %" PRIu64 " iterations, %" PRIu64 " calls in %.1f s: %.2f exec/s (iterations), %.1f calls/s\n",
-	       res->iters, fz_stats->calls, secs, res->iters / secs, fz_stats->calls / secs);
+	printf("# %" PRIu64 " iterations, %" PRIu64
+	       " calls in %.1f s: %.2f exec/s (iterations), %.1f calls/s\n", res->iters,
+	       fz_stats->calls, secs, res->iters / secs, fz_stats->calls / secs);
 	printf("# %" PRIu64 " iterations killed at the timeout, %" PRIu64 " died of a signal\n",
 	       res->killed, res->died);
 	printf("# coverage: (operation, errno) pairs reached, with counts\n");
@@ -394,7 +397,7 @@ int main(int argc, char **argv)
 	struct fz_env env = { .seed = (uint64_t)time(NULL), .rank = kt_rank(),
 			      .nnodes = kt_nranks() };
 	unsigned int nthreads = 2, nops = 24, print = 0;
-	double secs = 0, itimeout = kt_quick() ? 150 : 30, start;
+	double secs = 0, itimeout = 0, start;
 	uint64_t iters = 0, first = 0, i;
 	const char *replay = NULL, *logpath = NULL;
 	static struct fz_prog prog;
@@ -421,6 +424,9 @@ int main(int argc, char **argv)
 	}
 	if (nthreads < 1 || nthreads > FZ_MAX_THREADS || nops < 2 || nops > FZ_MAX_OPS)
 		fz_usage();
+	/* Connecting communicators take seconds on a rig; the debug kernel is ~5x slower. */
+	if (!itimeout)
+		itimeout = (env.nnodes > 1 ? 60 : 30) * (kt_quick() ? 5 : 1);
 	if (print) {
 		env.iter = first;
 		fz_gen(&env, nthreads, nops, &prog);
