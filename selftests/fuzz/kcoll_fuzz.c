@@ -232,6 +232,7 @@ static void fz_iteration(const struct fz_env *env, const struct fz_prog *prog, d
 	pid_t pid, r = 0;
 	int st = 0;
 
+	pthread_rwlockattr_t ra;
 	pthread_mutexattr_t ma;
 
 	/* Fresh for every iteration: a killed one may have left the lock taken. */
@@ -239,6 +240,9 @@ static void fz_iteration(const struct fz_env *env, const struct fz_prog *prog, d
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
 	pthread_mutex_init(&fz_stats->create_lock, &ma);
+	pthread_rwlockattr_init(&ra);
+	pthread_rwlockattr_setpshared(&ra, PTHREAD_PROCESS_SHARED);
+	pthread_rwlock_init(&fz_stats->one_rank_lock, &ra);
 	pid = fork();
 	if (pid < 0) {
 		perror("fork");

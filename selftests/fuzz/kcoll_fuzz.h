@@ -86,6 +86,8 @@ struct fz_stats {
 	 * communicator may exist, from any process of the iteration; cleared between them.
 	 */
 	uint8_t one_rank_fd[FZ_MAXFD];
+	/* ... and a create excludes the check-then-call of COLL and BUF_CREATE */
+	pthread_rwlock_t one_rank_lock;
 	/* --avoid create-destroy-race: one of them at a time, in every process of the iteration */
 	pthread_mutex_t create_lock;
 	uint64_t calls;

@@ -252,11 +252,27 @@ static struct fz_comm *fz_comm(struct fz_pool *p, const struct fz_op *op, int *f
 	return c;
 }
 
-/* --avoid one-rank-coll: may the file hold a one-rank communicator (or one coming)? */
+/*
+ * --avoid one-rank-coll: may the file hold a one-rank communicator (or one coming)?  On 0
+ * (go ahead), the caller holds the read side of one_rank_lock until its call is done, so no
+ * create slips in between; fz_one_rank_done() drops it.
+ */
 static int fz_one_rank_on(struct fz_pool *p, int fd)
 {
-	return p->env->avoid & FZ_AVOID_ONE_RANK_COLL && fd >= 0 &&
-	       (fd >= FZ_MAXFD || __atomic_load_n(&fz_stats->one_rank_fd[fd], __ATOMIC_SEQ_CST));
+	if (!(p->env->avoid & FZ_AVOID_ONE_RANK_COLL))
+		return 0;
+	pthread_rwlock_rdlock(&fz_stats->one_rank_lock);
+	if (fd >= 0 && (fd >= FZ_MAXFD || fz_stats->one_rank_fd[fd])) {
+		pthread_rwlock_unlock(&fz_stats->one_rank_lock);
+		return 1;
+	}
+	return 0;
+}
+
+static void fz_one_rank_done(struct fz_pool *p)
+{
+	if (p->env->avoid & FZ_AVOID_ONE_RANK_COLL)
+		pthread_rwlock_unlock(&fz_stats->one_rank_lock);
 }
 
 static void fz_comm_create(struct fz_pool *p, const struct fz_op *op)
@@ -275,6 +291,7 @@ static void fz_comm_create(struct fz_pool *p, const struct fz_op *op)
 		.timeout_ms = nranks > 1 ? 3000 + op->v[2] % 3000 : op->v[2] % 100,
 	};
 	int fd = fz_fd(p, op), avoid = env->avoid & FZ_AVOID_CREATE_RACE;
+	int one_rank = env->avoid & FZ_AVOID_ONE_RANK_COLL;
 	long ret;
 
 	for (i = 0; i < 16; i++)
@@ -294,9 +311,13 @@ static void fz_comm_create(struct fz_pool *p, const struct fz_op *op)
 		break;
 	}
 	/* A field mutation might make it one rank: marked before the call, never unmarked. */
-	if (fd >= 0 && fd < FZ_MAXFD && (a.nranks == 1 || op->mut == FZ_MUT_FIELD32 ||
-					 op->mut == FZ_MUT_FIELD64 || op->mut == FZ_MUT_BYTE))
-		__atomic_store_n(&fz_stats->one_rank_fd[fd], 1, __ATOMIC_SEQ_CST);
+	if (one_rank) {
+		pthread_rwlock_wrlock(&fz_stats->one_rank_lock);
+		if (fd >= 0 && fd < FZ_MAXFD &&
+		    (a.nranks == 1 || op->mut == FZ_MUT_FIELD32 || op->mut == FZ_MUT_FIELD64 ||
+		     op->mut == FZ_MUT_BYTE))
+			fz_stats->one_rank_fd[fd] = 1;
+	}
 	pthread_mutex_lock(&p->lock);
 	c->fd = fd;
 	c->nranks = a.nranks;
@@ -307,6 +328,8 @@ static void fz_comm_create(struct fz_pool *p, const struct fz_op *op)
 		       KCOLL_COMM_CREATE_SIZE_VER0, op->mut < FZ_MUT_OWN ? op->mut : 0, op->v[4]);
 	if (avoid)
 		pthread_mutex_unlock(&fz_stats->create_lock);
+	if (one_rank)
+		pthread_rwlock_unlock(&fz_stats->one_rank_lock);
 	pthread_mutex_lock(&p->lock);
 	if (!ret) {
 		c->handle = a.handle;
@@ -360,10 +383,14 @@ static void fz_buf_create(struct fz_pool *p, const struct fz_op *op)
 		.length = op->mut == FZ_MUT_OWN ? fz_interesting64(op->v[3]) : lens[op->v[0] % 6],
 	};
 
+	long ret;
+
 	if (fz_one_rank_on(p, fd))
 		return;
-	if (!fz_ioctl(FZ_BUF_CREATE, fd, KCOLL_IOC_BUF_CREATE, &a, sizeof(a),
-		      KCOLL_BUF_CREATE_SIZE_VER0, op->mut < FZ_MUT_OWN ? op->mut : 0, op->v[4])) {
+	ret = fz_ioctl(FZ_BUF_CREATE, fd, KCOLL_IOC_BUF_CREATE, &a, sizeof(a),
+		       KCOLL_BUF_CREATE_SIZE_VER0, op->mut < FZ_MUT_OWN ? op->mut : 0, op->v[4]);
+	fz_one_rank_done(p);
+	if (!ret) {
 		pthread_mutex_lock(&p->lock);
 		*b = (struct fz_buf){ fd, a.comm, a.handle, a.length, a.mmap_offset, 1 };
 		pthread_mutex_unlock(&p->lock);
@@ -453,6 +480,7 @@ static void fz_coll(struct fz_pool *p, const struct fz_op *op)
 	struct fz_buf *sb = &p->buf[op->slot[2] % FZ_NBUF];
 	struct fz_buf *rb = &p->buf[(op->slot[2] + 1) % FZ_NBUF];
 	unsigned int n, i, coll = op->v[0] % KCOLL_NUM_COLLECTIVES;
+	long ret;
 	int fd;
 	struct fz_comm *c = fz_comm(p, op, &fd);
 	struct kcoll_coll a = {
@@ -508,9 +536,10 @@ static void fz_coll(struct fz_pool *p, const struct fz_op *op)
 	}
 	if (fz_one_rank_on(p, fd))
 		return;
-	if (!fz_ioctl(FZ_COLL, fd, KCOLL_IOC_COLL, &a, sizeof(a), KCOLL_COLL_SIZE_VER0,
-		      op->mut < FZ_MUT_OWN ? op->mut : 0, op->v[4]) &&
-	    a.flags & KCOLL_COLL_NONBLOCK)
+	ret = fz_ioctl(FZ_COLL, fd, KCOLL_IOC_COLL, &a, sizeof(a), KCOLL_COLL_SIZE_VER0,
+		       op->mut < FZ_MUT_OWN ? op->mut : 0, op->v[4]);
+	fz_one_rank_done(p);
+	if (!ret && a.flags & KCOLL_COLL_NONBLOCK)
 		fz_req_put(p, op, fd, a.comm, a.req);
 }
 
