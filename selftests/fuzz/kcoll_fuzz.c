@@ -451,7 +451,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fclose(f);
-		env.family = fz_nl_family();
+		/* A log of one node of a rig replays on every node of a rig of that size. */
+		if (env.nnodes == kt_nranks())
+			env.rank = kt_rank();
 		printf("# replaying %s: seed 0x%" PRIx64 " iteration %" PRIu64 ", %u thread(s)\n",
 		       replay, env.seed, env.iter, prog.nthreads);
 	} else {
@@ -472,8 +474,8 @@ int main(int argc, char **argv)
 		if (!replay) {
 			env.iter = first + i;
 			fz_gen(&env, nthreads, nops, &prog);
-			fz_sync(&env, env.iter, kt_quick() ? 100 : 20);
 		}
+		fz_sync(&env, i + 1, kt_quick() ? 100 : 20);
 		if (logfd >= 0) {
 			f = fdopen(dup(logfd), "w");
 			if (ftruncate(logfd, 0) || lseek(logfd, 0, SEEK_SET))
