@@ -8,6 +8,7 @@
 #   make demo             boot a 3-node virtual cluster and show kcoll running on it
 #   make install          module (+depmod), library, headers, tools, man pages, udev rule
 #   make sparse | checkpatch   static checks of kmod/
+#   make fuzz             the fuzzer on 1 VM for FUZZ_SECONDS (300; FUZZ_NODES=2: on 2 VMs too)
 #   make bench            kcoll vs perftest, Open MPI and Gloo on 2 and 4 VMs: bench/out/report.md
 #   make bench-smoke      the same at tiny sizes on 2 VMs, checked for a well-formed report
 #
@@ -44,6 +45,7 @@ examples: lib
 
 selftests: lib
 	$(SUBMAKE) -C selftests/kernel
+	$(SUBMAKE) -C selftests/fuzz
 
 kcoll-perf: lib
 	$(SUBMAKE) -C tools/kcoll-perf
@@ -58,6 +60,14 @@ check: deps
 check-debug: deps
 	$(MAKE) all selftests
 	rig/check.sh --debug
+
+# The fuzzer alone (Documentation/testing.rst, "The fuzzer"); results in build/fuzz/.
+FUZZ_SECONDS ?= 300
+FUZZ_NODES ?= 1
+fuzz: deps
+	$(MAKE) all selftests
+	FUZZ_SECONDS=$(FUZZ_SECONDS) rig/check.sh --out build/fuzz --suite fuzz1 \
+		$(if $(filter 2,$(FUZZ_NODES)),--suite fuzz2)
 
 demo: deps
 	$(MAKE) all kcoll-perf
@@ -104,7 +114,9 @@ clean:
 	-$(SUBMAKE) -C examples clean
 	-$(SUBMAKE) -C selftests/kernel clean
 	-$(SUBMAKE) -C selftests/host clean
-	rm -rf build/check build/check-debug build/selftests
+	-$(SUBMAKE) -C selftests/fuzz clean
+	rm -rf build/check build/check-debug build/selftests build/fuzz
 
 .PHONY: all check-kdir module lib tools examples selftests deps check check-debug demo install sparse \
+	fuzz \
 	checkpatch clean kcoll-perf bench bench-smoke

@@ -2,27 +2,34 @@
 # The test run behind `make check` (and `make check-debug` with --debug): host unit tests,
 # then the VM suites, then every VM's kernel log.  Ends with one line "N passed, N failed".
 #
-# Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]...
+# Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]... [--out DIR]
 #   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4,
-#			vanish2; debug: node, smoke, cluster2, cluster2-siw)
+#			vanish2, fuzz1; fuzz2 only by name; debug: node, smoke, cluster2,
+#			cluster2-siw, fuzz1)
+#   --out DIR	results there instead of build/check[-debug] (make fuzz: build/fuzz)
+# The fuzzer suites take FUZZ_SECONDS (default 180 s, debug 1200 s), FUZZ_SEED (default: the
+# time), FUZZ_THREADS and FUZZ_AVOID from the environment.
 # Results: build/check[-debug]/<suite>/nodeI/{console.log,job.log,dmesg.txt,tap/*.tap}
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 cd "$RIG_TOP"
 
-flavour=stock host=1 only=""
+flavour=stock host=1 only="" out=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--debug) flavour=debug ;;
 	--no-host) host=0 ;;
 	--suite) only="$only ${2:?--suite needs a name}"; host=0; shift ;;
-	*) echo "usage: $0 [--debug] [--no-host] [--suite NAME]..." >&2; exit 2 ;;
+	--out) out=$(realpath -m "${2:?--out needs a directory}"); shift ;;
+	*) echo "usage: $0 [--debug] [--no-host] [--suite NAME]... [--out DIR]" >&2; exit 2 ;;
 	esac
 	shift
 done
 
-out=$RIG_TOP/build/check${flavour/stock/}
-[ "$flavour" = debug ] && out=$RIG_TOP/build/check-debug
+if [ -z "$out" ]; then
+	out=$RIG_TOP/build/check
+	[ "$flavour" = debug ] && out=$RIG_TOP/build/check-debug
+fi
 rm -rf "$out"
 mkdir -p "$out"
 passed=0 failed=0 skipped=0
@@ -52,9 +59,14 @@ tally_tap() {	# tally_tap FILE LABEL
 }
 
 # run_suite NAME NODES TIMEOUT JOB: boot the cluster, then tally TAP and kernel logs per node.
+# A suite whose name is in $by_name_only runs only when asked for with --suite.
+by_name_only=" fuzz2 "
 run_suite() {
 	local name=$1 nodes=$2 timeout=$3 job=$4 d i t
 	if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then
+		return
+	fi
+	if [ -z "$only" ] && [[ "$by_name_only" == *" $name "* ]]; then
 		return
 	fi
 	echo "== suite $name: $nodes VM(s), $flavour kernel"
@@ -71,6 +83,9 @@ run_suite() {
 			result OK "$name/node$i: VM vanished on purpose (the test powered it off)"
 		else
 			result FAIL "$name/node$i: VM did not finish (see $d/console.log)"
+			# The fuzzer logs each iteration's program before running it.
+			[ -f "$d/fuzz.log" ] &&
+				echo "    reproducer: $d/fuzz.log (kcoll_fuzz --replay FILE)"
 		fi
 		if rig/dmesg-check.sh "$d/dmesg.txt" "$d/console.log" >"$d/dmesg-check.txt"; then
 			result OK "$name/node$i: kernel log clean"
@@ -79,6 +94,28 @@ run_suite() {
 			sed 's/^/    /' "$d/dmesg-check.txt"
 		fi
 	done
+}
+
+# The fuzzer for FUZZ_SECONDS (default $1) on 1 VM (fuzz1), and on 2 (fuzz2, by name only):
+# every node gets the same seed.  FUZZ_AVOID steps around known crashes; its default is the
+# list in selftests/fuzz/crashes/avoid (kernel bugs found and not fixed yet).
+# FUZZ_REPLAY=FILE (FUZZ_REPEAT times) replays a logged program instead.
+fuzz_suites() {
+	local secs=${FUZZ_SECONDS:-$1} seed=${FUZZ_SEED:-$(date +%s)} env boot=300 avoid
+	[ "$flavour" = debug ] && boot=900
+	avoid=${FUZZ_AVOID:-$(grep -v '^#' selftests/fuzz/crashes/avoid | paste -sd, -)}
+	env="FUZZ_SECONDS=$secs FUZZ_SEED=$seed FUZZ_AVOID=${avoid:-none}"
+	[ -n "${FUZZ_REPLAY:-}" ] &&
+		env="$env FUZZ_REPLAY=$(realpath "$FUZZ_REPLAY") FUZZ_REPEAT=${FUZZ_REPEAT:-1}"
+	if [ -z "$only" ] || [[ " $only " == *" fuzz"* ]]; then
+		echo "== fuzzer: seed $seed, $secs s (FUZZ_SEED=$seed reproduces the run)"
+	fi
+	run_suite fuzz1 1 $((secs + boot)) \
+		"$env FUZZ_THREADS=${FUZZ_THREADS:-3} sh selftests/suites/fuzz.sh"
+	# One thread a node by default: both nodes then make the same calls in the same order,
+	# so their communicators connect and their collectives match (races: fuzz1).
+	run_suite fuzz2 2 $((secs + boot)) \
+		"$env FUZZ_THREADS=${FUZZ_THREADS:-1} sh selftests/suites/fuzz.sh"
 }
 
 if [ "$flavour" = stock ] && [ $host -eq 1 ]; then
@@ -113,6 +150,7 @@ if [ "$flavour" = stock ]; then
 	run_suite cluster3 3 1500 "sh selftests/suites/cluster.sh"
 	run_suite cluster4 4 1800 "sh selftests/suites/cluster.sh"
 	run_suite vanish2 2 1500 "sh selftests/suites/vanish.sh"
+	fuzz_suites 180
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the
 	# stock build stays as it is.
@@ -138,6 +176,7 @@ else
 	run_suite cluster2 2 3000 "sh selftests/suites/cluster.sh"
 	# iWARP: the same suite over Soft-iWARP (no WRITE WITH IMMEDIATE on the wire).
 	run_suite cluster2-siw 2 3000 "RIG_RDMA=siw sh selftests/suites/cluster.sh"
+	fuzz_suites 1200
 fi
 
 echo "== results in $out"
