@@ -417,17 +417,22 @@ static void kcoll_comm_destroy(struct kcoll_comm *comm)
 	kcoll_trace_comm_state(comm, comm->state, KCOLL_COMM_DESTROYED, comm->error);
 	comm->state = KCOLL_COMM_DESTROYED;
 	spin_unlock_bh(&comm->lock);
+	/*
+	 * Unlisted and out of sysfs together, as kcoll_comm_publish() adds both under the
+	 * mutex: else a create of the same id and rank in between passes the list check and
+	 * then fails on the sysfs name still taken (a spurious EEXIST and a kernel stack).
+	 */
 	mutex_lock(&kcoll_comms_mutex);
 	listed = !list_empty(&comm->list);
 	if (listed) {
 		list_del_init(&comm->list);
 		kcoll_ncomms--;
 	}
+	if (comm->kobj.state_in_sysfs)
+		kobject_del(&comm->kobj);
 	mutex_unlock(&kcoll_comms_mutex);
 	if (listed)
 		kcoll_nl_event_comm(comm, KCOLL_NL_COMM_DESTROYED);
-	if (comm->kobj.state_in_sysfs)
-		kobject_del(&comm->kobj);
 	kcoll_comm_put(comm);
 }
 
