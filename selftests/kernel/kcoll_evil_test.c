@@ -18,6 +18,7 @@
  * <word>"), node 0 listening on EV_CTL_PORT.
  */
 #include <netinet/in.h>
+#include <poll.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 
@@ -418,6 +419,8 @@ static void victim_deaf(struct __test_metadata *_metadata, const struct evil_cas
 			ret = victim_outcome(&o, c->v, 15000);
 	}
 	EXPECT_TRUE(lost_peer_errno(ret)) TH_LOG("%s: ended with %d", name, ret);
+	TH_LOG("%s: %s after %.1f s: %d", name, o.comm ? "the receive ended" : "create ended",
+	       kt_now() - t0, ret);
 	/* RNR retries (6 at up to 655 ms) or op_timeout_ms (10 s), plus slack. */
 	EXPECT_GT(30.0, kt_now() - t0) TH_LOG("%s: took %.1f s", name, kt_now() - t0);
 	ctl_put(name, "end");
@@ -536,6 +539,22 @@ static void hostile(struct __test_metadata *_metadata, const struct evil_case *c
 		ev_send(&e, &r, sizeof(r));
 	}
 	ASSERT_EQ(0, ctl_get(name, "created", NULL, 0));
+	if (c->deaf) {
+		/*
+		 * Deaf but not silent: a NOP every 300 ms keeps the victim's liveness
+		 * watchdog quiet, so only a bounded send queue (finite RNR retries, a
+		 * bounded registration wait) can end the victim's call.
+		 */
+		struct kcoll_wire_msg nop = ev_msg(KCOLL_MSG_NOP, 0, 0);
+		struct pollfd pf = { .fd = ctl_fd, .events = POLLIN };
+
+		do
+			ev_send(&e, &nop, sizeof(nop));
+		while (poll(&pf, 1, 300) == 0);
+		ctl_get(name, NULL, word, sizeof(word));
+		ev_close(&e);
+		return;
+	}
 	/* "end" when the victim's create failed (as expected or not). */
 	if (ctl_get(name, NULL, word, sizeof(word)) || strcmp(word, "posted")) {
 		ev_close(&e);
