@@ -109,7 +109,7 @@ static inline int kt_ioctl(int fd, unsigned long cmd, void *arg)
  */
 static inline void kt_comm_secret(uint64_t id, unsigned char secret[KCOLL_SECRET_LEN])
 {
-	uint64_t z;
+	uint64_t z = 0;
 	int i;
 
 	for (i = 0; i < KCOLL_SECRET_LEN; i++) {
