@@ -693,6 +693,9 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 		return ret;
 	if (!comm)
 		return -ENOMEM;
+	if (!comm->authenticated && comm->nranks > 1)
+		pr_notice_ratelimited("comm %llx rank %u: created without a secret: its connections are authenticated by address only\n",
+				      comm->comm_id, comm->rank);
 	comm->net = get_net(current->nsproxy->net_ns);
 	ret = kcoll_comm_read_peers(comm, &arg);
 	if (ret)

@@ -13,8 +13,9 @@
  * a refusal carries struct kcoll_wire_reject, an acceptance struct kcoll_wire_accept.
  * Both ends prove the communicator's secret (version 3): the hello's @mac is a SipHash-2-4
  * of its first KCOLL_WIRE_MAC_LEN bytes (tag KCOLL_WIRE_TAG_HELLO), the accept's of the
- * same bytes under KCOLL_WIRE_TAG_ACCEPT; see kcoll_wire_mac_input().  A REJECT with KCOLL_REJ_NOT_YET means the
- * peer has not created the communicator yet: the active side retries until its deadline.
+ * same bytes under KCOLL_WIRE_TAG_ACCEPT; see kcoll_wire_mac_input().
+ * A REJECT with KCOLL_REJ_NOT_YET means the peer has not created the communicator yet: the
+ * active side retries until its deadline.
  *
  * On an established RC QP, control messages are SENDs of struct kcoll_wire_msg (header +
  * type-specific body); data moves only by RDMA WRITE into memory the receiver announced.
