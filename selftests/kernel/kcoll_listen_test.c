@@ -433,4 +433,26 @@ TEST_F_TIMEOUT(port, userspace_mac_accepted, 60)
 	close(a.fd);
 }
 
+/* require_secret=1 refuses a communicator without a secret, and only that. */
+TEST(require_secret)
+{
+	struct kcoll_sockaddr self_addr = kt_addr(0);
+	unsigned char secret[KCOLL_SECRET_LEN];
+	uint64_t id = kt_comm_id(_metadata->name, getpid());
+	int fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	uint32_t h;
+
+	ASSERT_LE(0, fd);
+	kt_comm_secret(id, secret);
+	ASSERT_EQ(0, kt_sh("echo 1 > " SYSMOD "require_secret"));
+	EXPECT_EQ(-EACCES, kt_comm_create_secret(fd, id, NULL, 0, 1, &self_addr, 1000, &h,
+						 NULL));
+	EXPECT_EQ(0, kt_comm_create_secret(fd, id, secret, 0, 1, &self_addr, 1000, &h, NULL));
+	EXPECT_EQ(0, kt_comm_destroy(fd, h));
+	ASSERT_EQ(0, kt_sh("echo 0 > " SYSMOD "require_secret"));
+	EXPECT_EQ(0, kt_comm_create_secret(fd, id, NULL, 0, 1, &self_addr, 1000, &h, NULL));
+	EXPECT_EQ(0, kt_comm_destroy(fd, h));
+	close(fd);
+}
+
 TEST_HARNESS_MAIN

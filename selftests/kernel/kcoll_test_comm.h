@@ -132,7 +132,8 @@ static inline int kt_comm_create_secret(int fd, uint64_t id, const unsigned char
 					uint32_t *failed_rank)
 {
 	struct kcoll_comm_create c = {
-		.size = sizeof(c),
+		/* KT_COMM_CREATE_V0=1: the 64-byte struct, no secret (a module without one) */
+		.size = kt_env("KT_COMM_CREATE_V0", 0) ? KCOLL_COMM_CREATE_SIZE_VER0 : sizeof(c),
 		.comm_id = id,
 		.rank = rank,
 		.nranks = nranks,
