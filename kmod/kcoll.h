@@ -33,6 +33,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
+#include <linux/siphash.h>
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 #include <linux/kcoll.h>
@@ -307,6 +308,9 @@ struct kcoll_comm {
 	u64 comm_id;
 	u32 rank;
 	u32 nranks;
+	/* Keys the connect MACs; never shown anywhere, wiped on release. */
+	siphash_key_t secret;
+	bool authenticated;	/* the secret is not all zero */
 	pid_t owner_pid;
 	kuid_t owner_uid;
 	struct net *net;
@@ -561,6 +565,8 @@ extern unsigned int kcoll_connect_timeout_ms;
 extern unsigned int kcoll_op_timeout_ms;
 extern unsigned int kcoll_max_buf_mb;
 extern unsigned int kcoll_proto_version;
+extern bool kcoll_require_secret;
+u64 kcoll_wire_mac(const struct kcoll_comm *comm, const struct kcoll_wire_hello *h, u32 tag);
 extern struct workqueue_struct *kcoll_wq;
 
 /* kcoll_comm.c */
@@ -589,7 +595,8 @@ void kcoll_comm_hw_unhold(struct kcoll_comm *comm);
 /* kcoll_conn.c */
 int kcoll_conn_connect(struct kcoll_conn *conn);
 void kcoll_comm_nudge(struct kcoll_comm *comm);
-int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u32 nranks);
+int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
+		      const struct kcoll_wire_hello *h);
 void kcoll_proto_error(struct kcoll_conn *conn, const char *what);
 void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what);
 void kcoll_conn_teardown(struct kcoll_conn *conn);

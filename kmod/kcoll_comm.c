@@ -16,11 +16,13 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <asm/unaligned.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/jiffies.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/uaccess.h>
 #include <net/net_namespace.h>
 
@@ -137,6 +139,7 @@ static void kcoll_comm_release(struct kobject *kobj)
 {
 	struct kcoll_comm *comm = to_kcoll_comm(kobj);
 
+	memzero_explicit(&comm->secret, sizeof(comm->secret));
 	xa_destroy(&comm->bufs);
 	kvfree(comm->addrs);
 	if (comm->net)
@@ -612,6 +615,10 @@ static struct kcoll_comm *kcoll_comm_alloc(const struct kcoll_comm_create *arg)
 		return NULL;
 	kobject_init(&comm->kobj, &kcoll_comm_ktype);
 	comm->comm_id = arg->comm_id;
+	/* Little endian, as SipHash reads its key, whatever this host's byte order. */
+	comm->secret.key[0] = get_unaligned_le64(arg->secret);
+	comm->secret.key[1] = get_unaligned_le64(arg->secret + 8);
+	comm->authenticated = !!memchr_inv(arg->secret, 0, sizeof(arg->secret));
 	comm->rank = arg->rank;
 	comm->nranks = arg->nranks;
 	comm->owner_pid = task_tgid_nr(current);
@@ -684,11 +691,18 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 	if (ret)
 		return ret;
 	ret = kcoll_comm_check_arg(&arg);
+	if (!ret && kcoll_require_secret && !memchr_inv(arg.secret, 0, sizeof(arg.secret)))
+		ret = -EACCES;
+	comm = ret ? NULL : kcoll_comm_alloc(&arg);
+	/* The comm holds the key now; no other copy stays in the kernel (nor is copied out). */
+	memzero_explicit(arg.secret, sizeof(arg.secret));
 	if (ret)
 		return ret;
-	comm = kcoll_comm_alloc(&arg);
 	if (!comm)
 		return -ENOMEM;
+	if (!comm->authenticated && comm->nranks > 1)
+		pr_notice_ratelimited("comm %llx rank %u: created without a secret: its connections are authenticated by address only\n",
+				      comm->comm_id, comm->rank);
 	comm->net = get_net(current->nsproxy->net_ns);
 	ret = kcoll_comm_read_peers(comm, &arg);
 	if (ret)

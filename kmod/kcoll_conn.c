@@ -9,6 +9,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <crypto/algapi.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/jiffies.h>
@@ -351,8 +352,57 @@ static void kcoll_conn_accept_done(struct kcoll_conn *conn)
 	spin_unlock_bh(&comm->lock);
 }
 
+/**
+ * kcoll_wire_mac - a connect MAC: SipHash-2-4 keyed with the communicator's secret
+ * @comm:	the communicator
+ * @h:		the hello the MAC is about
+ * @tag:	KCOLL_WIRE_TAG_HELLO (the hello's own) or KCOLL_WIRE_TAG_ACCEPT (the answer's)
+ */
+u64 kcoll_wire_mac(const struct kcoll_comm *comm, const struct kcoll_wire_hello *h, u32 tag)
+{
+	u8 in[KCOLL_WIRE_MAC_LEN];
+
+	kcoll_wire_mac_input(h, tag, in);
+	return siphash(in, sizeof(in), &comm->secret);
+}
+
+/* The hello we send to (and whose answer we expect from) @conn's peer. */
+static void kcoll_conn_hello(struct kcoll_conn *conn, struct kcoll_wire_hello *h)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	*h = (struct kcoll_wire_hello) {
+		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
+		.version = kcoll_proto_version,
+		.comm_id = cpu_to_be64(comm->comm_id),
+		.src_rank = cpu_to_be32(comm->rank),
+		.dst_rank = cpu_to_be32(conn->peer),
+		.nranks = cpu_to_be32(comm->nranks),
+	};
+	h->mac = cpu_to_be64(kcoll_wire_mac(comm, h, KCOLL_WIRE_TAG_HELLO));
+}
+
 /*
- * Passive side: called by the listener for a request that named this comm.
+ * Active side, connection established: did the accepting side prove the secret too?  An
+ * impostor listener (another program on the peer's port) could accept without knowing it.
+ */
+static bool kcoll_conn_accept_ok(struct kcoll_conn *conn, struct rdma_cm_event *ev)
+{
+	const struct kcoll_wire_accept *acc = ev->param.conn.private_data;
+	struct kcoll_wire_hello h;
+	__be64 want;
+
+	if (!acc || ev->param.conn.private_data_len < sizeof(*acc) ||
+	    be32_to_cpu(acc->magic) != KCOLL_WIRE_MAGIC)
+		return false;
+	kcoll_conn_hello(conn, &h);
+	want = cpu_to_be64(kcoll_wire_mac(conn->comm, &h, KCOLL_WIRE_TAG_ACCEPT));
+	return !crypto_memneq(&want, &acc->mac, sizeof(want));
+}
+
+/*
+ * Passive side: called by the listener for a request that named this comm, from the
+ * right address, with the right MAC.
  *
  * Only a connecting comm accepts: a failed or shut down one (whose device and PD are gone)
  * is refused before anything of it is looked at.  conn->accepting, set with that check under
@@ -361,8 +411,15 @@ static void kcoll_conn_accept_done(struct kcoll_conn *conn)
  * free the PD or drop the device under them.  (Not teardown_mutex: this runs under the
  * listener's rdma_cm handler lock, which teardown takes inside that mutex.)
  */
-int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u32 nranks)
+int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
+		      const struct kcoll_wire_hello *h)
 {
+	u32 src = be32_to_cpu(h->src_rank), nranks = be32_to_cpu(h->nranks);
+	struct kcoll_wire_accept acc = {
+		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
+		.version = kcoll_proto_version,
+		.mac = cpu_to_be64(kcoll_wire_mac(comm, h, KCOLL_WIRE_TAG_ACCEPT)),
+	};
 	struct rdma_conn_param param;
 	struct kcoll_conn *conn;
 	int ret;
@@ -407,6 +464,8 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src, u
 	id->context = conn;
 	id->event_handler = kcoll_cm_handler;
 	kcoll_conn_param(conn, &param);
+	param.private_data = &acc;
+	param.private_data_len = sizeof(acc);
 	/* Teardown waits for this handler (rdma_lock_handler) before it touches the QP. */
 	ret = rdma_accept(id, &param);
 	if (ret) {
@@ -580,6 +639,8 @@ static int kcoll_reject_errno(struct rdma_cm_event *ev, bool *retry)
 	switch (rej->reason) {
 	case KCOLL_REJ_VERSION:
 		return -EPROTONOSUPPORT;
+	case KCOLL_REJ_AUTH:
+		return -EACCES;
 	case KCOLL_REJ_NOT_YET:
 	case KCOLL_REJ_DUPLICATE:	/* the peer still holds a failed attempt of ours */
 		*retry = true;
@@ -943,14 +1004,7 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			kcoll_comm_fail(comm, ret, conn->peer);
 			return 0;
 		}
-		hello = (struct kcoll_wire_hello) {
-			.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
-			.version = kcoll_proto_version,
-			.comm_id = cpu_to_be64(comm->comm_id),
-			.src_rank = cpu_to_be32(comm->rank),
-			.dst_rank = cpu_to_be32(conn->peer),
-			.nranks = cpu_to_be32(comm->nranks),
-		};
+		kcoll_conn_hello(conn, &hello);
 		kcoll_conn_param(conn, &param);
 		param.private_data = &hello;
 		param.private_data_len = sizeof(hello);
@@ -959,6 +1013,13 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			kcoll_conn_retry_later(conn, ret);
 		return 0;
 	case RDMA_CM_EVENT_ESTABLISHED:
+		/* We connected (to a lower rank): the answer must prove the secret. */
+		if (conn->peer < comm->rank && !kcoll_conn_accept_ok(conn, ev)) {
+			pr_warn_ratelimited("comm %llx rank %u: rank %u accepted without proving the communicator's secret\n",
+					    comm->comm_id, comm->rank, conn->peer);
+			kcoll_comm_fail(comm, -EACCES, conn->peer);
+			return 0;
+		}
 		kcoll_conn_established(conn, id);
 		return 0;
 	case RDMA_CM_EVENT_REJECTED:

@@ -18,11 +18,13 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <crypto/algapi.h>
 #include <linux/in.h>
 #include <linux/in6.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <net/ipv6.h>
 #include <net/net_namespace.h>
 
@@ -287,6 +289,14 @@ static bool kcoll_listen_src_ok(struct kcoll_comm *comm, struct rdma_cm_id *id, 
 	return false;
 }
 
+/* Does the hello prove @comm's secret?  Constant time: no byte-by-byte guessing. */
+static bool kcoll_listen_mac_ok(struct kcoll_comm *comm, const struct kcoll_wire_hello *h)
+{
+	__be64 want = cpu_to_be64(kcoll_wire_mac(comm, h, KCOLL_WIRE_TAG_HELLO));
+
+	return !crypto_memneq(&want, &h->mac, sizeof(want));
+}
+
 /*
  * A connect request on a listener.  Return non-zero to have rdma_cm destroy the new id
  * (after we rejected it).
@@ -298,15 +308,26 @@ int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	struct kcoll_comm *comm;
 	int reason;
 
-	if (!h || ev->param.conn.private_data_len < sizeof(*h) ||
+	/* rdma_cm REQ private data: at most 56 bytes on IB. */
+	BUILD_BUG_ON(sizeof(*h) != KCOLL_WIRE_HELLO_SIZE || sizeof(*h) > 56);
+	BUILD_BUG_ON(offsetof(struct kcoll_wire_hello, mac) != KCOLL_WIRE_MAC_LEN);
+	BUILD_BUG_ON(offsetof(struct kcoll_wire_hello, reserved1) != KCOLL_WIRE_MAC_LEN - 4);
+	BUILD_BUG_ON(sizeof(struct kcoll_wire_accept) != KCOLL_WIRE_ACCEPT_SIZE);
+	if (!h || ev->param.conn.private_data_len < sizeof(h->magic) + sizeof(h->version) ||
 	    be32_to_cpu(h->magic) != KCOLL_WIRE_MAGIC) {
 		reason = KCOLL_REJ_BAD_HELLO;
 		goto reject;
 	}
+	/* Before the length: an older peer's shorter hello gets the VERSION answer. */
 	if (h->version != kcoll_proto_version) {
 		pr_warn_ratelimited("refused a peer speaking protocol version %u (this node: %u)\n",
 				    h->version, kcoll_proto_version);
 		reason = KCOLL_REJ_VERSION;
+		goto reject;
+	}
+	if (ev->param.conn.private_data_len < sizeof(*h) ||
+	    memchr_inv(h->reserved0, 0, sizeof(h->reserved0)) || h->reserved1) {
+		reason = KCOLL_REJ_BAD_HELLO;
 		goto reject;
 	}
 	comm = kcoll_comm_find_get(l->net, be64_to_cpu(h->comm_id), be32_to_cpu(h->dst_rank));
@@ -322,7 +343,16 @@ int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		reason = KCOLL_REJ_MISMATCH;
 		goto reject;
 	}
-	reason = kcoll_conn_accept(comm, id, be32_to_cpu(h->src_rank), be32_to_cpu(h->nranks));
+	/* Only now, with every field it covers known to name this comm and rank. */
+	if (!kcoll_listen_mac_ok(comm, h)) {
+		pr_warn_ratelimited("comm %llx rank %u: refused rank %u (%pISc): it does not hold the communicator's secret\n",
+				    comm->comm_id, comm->rank, be32_to_cpu(h->src_rank),
+				    &id->route.addr.dst_addr);
+		kcoll_comm_put(comm);
+		reason = KCOLL_REJ_AUTH;
+		goto reject;
+	}
+	reason = kcoll_conn_accept(comm, id, h);
 	kcoll_comm_put(comm);
 	if (!reason)
 		return 0;

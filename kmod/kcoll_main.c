@@ -49,6 +49,11 @@ MODULE_PARM_DESC(max_buf_mb, "Largest zero-copy buffer in MiB (default 1024)");
 /* Only for testing how a peer speaking another protocol version is refused. */
 unsigned int kcoll_proto_version = KCOLL_PROTO_VERSION;
 module_param_named(proto_version, kcoll_proto_version, uint, 0444);
+
+bool kcoll_require_secret;
+module_param_named(require_secret, kcoll_require_secret, bool, 0644);
+MODULE_PARM_DESC(require_secret,
+		 "refuse communicators created without a secret (all-zero secret field)");
 MODULE_PARM_DESC(proto_version,
 		 "Wire protocol version spoken (testing only; default: the module's own)");
 

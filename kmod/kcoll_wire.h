@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * kcoll wire protocol, version 1: what crosses the network between two kcoll nodes.
+ * kcoll wire protocol, version 3: what crosses the network between two kcoll nodes.
  * Pure definitions (no kernel dependency beyond fixed-width types), so host unit tests
  * check the layout.  Documented in Documentation/wire.rst; all fields big endian.
  *
@@ -10,8 +10,12 @@
  * while another still connects, and a fast rank's later destroy cannot break a slow one's
  * create).
  * The rdma_cm REQ private data is struct kcoll_wire_hello (<= 56 bytes, the IB CM limit);
- * a refusal carries struct kcoll_wire_reject.  A REJECT with KCOLL_REJ_NOT_YET means the
- * peer has not created the communicator yet: the active side retries until its deadline.
+ * a refusal carries struct kcoll_wire_reject, an acceptance struct kcoll_wire_accept.
+ * Both ends prove the communicator's secret (version 3): the hello's @mac is a SipHash-2-4
+ * of its first KCOLL_WIRE_MAC_LEN bytes (tag KCOLL_WIRE_TAG_HELLO), the accept's of the
+ * same bytes under KCOLL_WIRE_TAG_ACCEPT; see kcoll_wire_mac_input().
+ * A REJECT with KCOLL_REJ_NOT_YET means the peer has not created the communicator yet: the
+ * active side retries until its deadline.
  *
  * On an established RC QP, control messages are SENDs of struct kcoll_wire_msg (header +
  * type-specific body); data moves only by RDMA WRITE into memory the receiver announced.
@@ -46,19 +50,69 @@
 #endif
 
 #define KCOLL_WIRE_MAGIC	0x4b434f4cU	/* "KCOL" */
-#define KCOLL_PROTO_VERSION	2	/* 2: EAGER */
+#define KCOLL_PROTO_VERSION	3	/* 2: EAGER; 3: the secret's MACs */
 
-/* rdma_cm REQ private data. */
+/**
+ * struct kcoll_wire_hello - rdma_cm REQ private data
+ * @magic:	KCOLL_WIRE_MAGIC
+ * @version:	the connecting side's protocol version
+ * @reserved0:	0
+ * @comm_id:	the communicator
+ * @src_rank:	the connecting rank
+ * @dst_rank:	the rank it wants
+ * @nranks:	the communicator's size
+ * @reserved1:	0 (the MAC input puts its tag here)
+ * @mac:	SipHash-2-4 of kcoll_wire_mac_input(hello, KCOLL_WIRE_TAG_HELLO) keyed with the
+ *		communicator's secret (its 16 bytes read as two little-endian u64)
+ */
 struct kcoll_wire_hello {
 	__be32 magic;
 	__u8 version;
 	__u8 reserved0[3];
 	__be64 comm_id;
-	__be32 src_rank;	/* the connecting rank */
-	__be32 dst_rank;	/* the rank it wants */
+	__be32 src_rank;
+	__be32 dst_rank;
 	__be32 nranks;
 	__be32 reserved1;
+	__be64 mac;
 };
+
+#define KCOLL_WIRE_HELLO_SIZE	40
+#define KCOLL_WIRE_MAC_LEN	32	/* bytes of the hello the MACs cover */
+#define KCOLL_WIRE_TAG_HELLO	0x48454c4fU	/* "HELO" */
+#define KCOLL_WIRE_TAG_ACCEPT	0x41435054U	/* "ACPT" */
+
+/**
+ * struct kcoll_wire_accept - rdma_cm REP (accept) private data, version 3
+ * @magic:	KCOLL_WIRE_MAGIC
+ * @version:	the accepting side's protocol version
+ * @reserved:	0
+ * @mac:	SipHash-2-4 of kcoll_wire_mac_input(hello, KCOLL_WIRE_TAG_ACCEPT), the hello
+ *		being the one accepted: the listener holds the secret too
+ */
+struct kcoll_wire_accept {
+	__be32 magic;
+	__u8 version;
+	__u8 reserved[3];
+	__be64 mac;
+};
+
+#define KCOLL_WIRE_ACCEPT_SIZE	16
+
+/*
+ * The bytes a MAC covers: the hello's first KCOLL_WIRE_MAC_LEN bytes with @reserved1
+ * replaced by @tag, so a hello's MAC never serves as an accept's and the other way round.
+ * Shared with userspace test peers (selftests/lib/kcoll_siphash.h computes SipHash-2-4).
+ */
+static inline void kcoll_wire_mac_input(const struct kcoll_wire_hello *h, __u32 tag,
+					unsigned char out[KCOLL_WIRE_MAC_LEN])
+{
+	__builtin_memcpy(out, h, KCOLL_WIRE_MAC_LEN);
+	out[28] = tag >> 24;	/* @reserved1, big endian */
+	out[29] = tag >> 16;
+	out[30] = tag >> 8;
+	out[31] = tag;
+}
 
 enum kcoll_wire_reject_reason {
 	KCOLL_REJ_VERSION = 1,	/* protocol version not spoken here; see @version */
@@ -68,6 +122,7 @@ enum kcoll_wire_reject_reason {
 	KCOLL_REJ_STATE = 5,	/* communicator no longer accepts (aborted, destroyed) */
 	KCOLL_REJ_DUPLICATE = 6,	/* this rank is already connected */
 	KCOLL_REJ_BAD_HELLO = 7,	/* private data missing, short or without the magic */
+	KCOLL_REJ_AUTH = 8,	/* the hello's MAC is wrong: not the communicator's secret */
 };
 
 /* rdma_cm REJECT private data. */

@@ -121,21 +121,27 @@ static uint64_t kcoll_fnv1a(uint64_t h, const void *data, size_t len)
 
 #define KCOLL_FNV_BASIS	0xcbf29ce484222325ULL
 
-/* A random 64-bit value that is not 0. */
-static int kcoll_random_u64(uint64_t *v)
+int kcoll_random_bytes(void *buf, size_t len)
 {
 	ssize_t n;
 
 	do {
-		n = getrandom(v, sizeof(*v), 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n != sizeof(*v))
-			return -EIO;
-	} while (*v == 0);
-	return 0;
+		n = getrandom(buf, len, 0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* A random 64-bit value that is not 0. */
+static int kcoll_random_u64(uint64_t *v)
+{
+	int err;
+
+	do {
+		err = kcoll_random_bytes(v, sizeof(*v));
+	} while (!err && *v == 0);
+	return err;
 }
 
 /* Addresses ------------------------------------------------------------------------------ */
@@ -301,6 +307,7 @@ int kcoll_uid_encode(const struct kcoll_uid_info *info, struct kcoll_unique_id *
 	put_be16(p + 10, info->root.family == AF_INET ? 4 : 6);
 	put_be16(p + 12, info->root.port);
 	put_be64(p + 16, info->comm_id);
+	memcpy(p + KCOLL_UID_SECRET_OFF, info->secret, KCOLL_SECRET_LEN);
 	if (info->root.family == AF_INET) {
 		memcpy(p + 24, info->root.addr, 4);
 	} else {
@@ -329,6 +336,7 @@ int kcoll_uid_decode(const struct kcoll_unique_id *id, struct kcoll_uid_info *in
 		return kcoll_fail(-EINVAL, "kcoll unique id is corrupted (checksum mismatch)");
 	fam = get_be16(p + 10);
 	info->comm_id = get_be64(p + 16);
+	memcpy(info->secret, p + KCOLL_UID_SECRET_OFF, KCOLL_SECRET_LEN);
 	info->root.port = get_be16(p + 12);
 	if (fam == 4) {
 		info->root.family = AF_INET;
@@ -342,7 +350,8 @@ int kcoll_uid_decode(const struct kcoll_unique_id *id, struct kcoll_uid_info *in
 	}
 	/* A valid checksum over invalid fields: made by a buggy or newer writer. */
 	if ((fam != 4 && fam != 6) || !info->root.port || !info->comm_id || get_be16(p + 14) ||
-	    memcmp(p + 44, zero, KCOLL_UID_CSUM_OFF - 44)) {
+	    memcmp(p + KCOLL_UID_SECRET_OFF + KCOLL_SECRET_LEN, zero,
+		   KCOLL_UID_CSUM_OFF - KCOLL_UID_SECRET_OFF - KCOLL_SECRET_LEN)) {
 		memset(info, 0, sizeof(*info));
 		return kcoll_fail(-EINVAL, "kcoll unique id is malformed");
 	}
@@ -729,6 +738,7 @@ struct kcoll_boot_server {
 
 	uint64_t comm_id;			/* sent in the table */
 	uint64_t expect_comm_id;		/* what hellos carry: comm_id, or 0 (env) */
+	unsigned char secret[KCOLL_SECRET_LEN];	/* sent in the table: env init, else 0 */
 	uint64_t job_tag;
 	uint32_t nranks;			/* 0: set by the first hello */
 	unsigned int timeout_ms;
@@ -1053,6 +1063,7 @@ static void kcoll_boot_send_table(struct kcoll_boot_server *s)
 	put_be64(p, s->comm_id);
 	put_be32(p + 8, s->nranks);
 	put_be32(p + 12, 0);
+	memcpy(p + 16, s->secret, KCOLL_SECRET_LEN);
 	p += KCOLL_BOOT_TABLE_HDR;
 	for (r = 0; r < s->nranks; r++, p += KCOLL_BOOT_ADDR_LEN)
 		kcoll_wire_put_addr(p, &s->conns[s->slot[r]].addr);
@@ -1189,6 +1200,7 @@ static void kcoll_boot_free(struct kcoll_boot_server *s)
 		close(s->wake[0]);
 	if (s->wake[1] >= 0)
 		close(s->wake[1]);
+	explicit_bzero(s->secret, sizeof(s->secret));
 	free(s);
 }
 
@@ -1327,8 +1339,8 @@ int kcoll_bootstrap_root_count(void)
  * in messages.
  */
 static int kcoll_boot_start(int lfd, const char *where, uint64_t comm_id,
-			    uint64_t expect_comm_id, uint64_t job_tag, uint32_t nranks,
-			    unsigned int timeout_ms)
+			    uint64_t expect_comm_id, const unsigned char *secret,
+			    uint64_t job_tag, uint32_t nranks, unsigned int timeout_ms)
 {
 	struct kcoll_boot_server *s;
 	sigset_t all, old;
@@ -1350,6 +1362,8 @@ static int kcoll_boot_start(int lfd, const char *where, uint64_t comm_id,
 	s->pid = getpid();
 	s->comm_id = comm_id;
 	s->expect_comm_id = expect_comm_id;
+	if (secret)
+		memcpy(s->secret, secret, KCOLL_SECRET_LEN);
 	s->job_tag = job_tag;
 	s->nranks = nranks;
 	s->timeout_ms = timeout_ms;
@@ -1510,15 +1524,19 @@ int kcoll_get_unique_id(struct kcoll_unique_id *id, const struct kcoll_uid_opts 
 	}
 	kcoll_ksa_from_sockaddr((struct sockaddr *)&ss, &info.root);
 	err = kcoll_random_u64(&info.comm_id);
+	/* The secret lives in the id only: the root never sends it (its table has zeros). */
+	if (!err)
+		err = kcoll_random_bytes(info.secret, sizeof(info.secret));
 	if (err) {
 		close(fd);
 		return kcoll_fail(err, "getrandom: %s", strerror(-err));
 	}
 	kcoll_sockaddr_str(&info.root, where, sizeof(where));
-	err = kcoll_boot_start(fd, where, info.comm_id, info.comm_id, 0, 0, timeout);
-	if (err)
-		return err;
-	return kcoll_uid_encode(&info, id);
+	err = kcoll_boot_start(fd, where, info.comm_id, info.comm_id, NULL, 0, 0, timeout);
+	if (!err)
+		err = kcoll_uid_encode(&info, id);
+	explicit_bzero(&info, sizeof(info));
+	return err;
 }
 
 /* A rank ----------------------------------------------------------------------------------- */
@@ -1529,6 +1547,8 @@ struct kcoll_boot_client {
 	int naddrs;
 	char where[KCOLL_ADDRSTR_MAX + 256];
 	uint64_t comm_id;		/* 0: take the root's */
+	unsigned char secret[KCOLL_SECRET_LEN];
+	bool have_secret;		/* from the unique id; else take the root's */
 	uint64_t job_tag;
 	uint32_t rank, nranks;
 	unsigned int timeout_ms;
@@ -1586,7 +1606,7 @@ static void kcoll_sanitize(char *s)
 }
 
 /* The root's answer: the table, or its error. */
-static int kcoll_boot_reply(const struct kcoll_boot_client *cl, int fd, int64_t deadline,
+static int kcoll_boot_reply(struct kcoll_boot_client *cl, int fd, int64_t deadline,
 			    uint64_t *comm_id, struct kcoll_sockaddr **out)
 {
 	unsigned char hdr[KCOLL_BOOT_HDR_LEN], ebuf[8 + KCOLL_BOOT_MSG_MAX], *body;
@@ -1659,6 +1679,8 @@ static int kcoll_boot_reply(const struct kcoll_boot_client *cl, int fd, int64_t 
 				 "communicator", cl->where);
 		goto bad;
 	}
+	if (!cl->have_secret)
+		memcpy(cl->secret, body + 16, KCOLL_SECRET_LEN);
 	for (r = 0; r < cl->nranks; r++) {
 		if (kcoll_wire_get_addr(body + KCOLL_BOOT_TABLE_HDR + r * KCOLL_BOOT_ADDR_LEN,
 					&table[r])) {
@@ -1767,7 +1789,7 @@ static int kcoll_boot_client_init(struct kcoll_boot_client *cl, int nranks, int 
 
 int kcoll_bootstrap_rank(const struct kcoll_unique_id *id, int nranks, int rank,
 			 const struct kcoll_comm_opts *opts, uint64_t *comm_id,
-			 struct kcoll_sockaddr **table)
+			 unsigned char *secret, struct kcoll_sockaddr **table)
 {
 	struct kcoll_boot_client cl;
 	struct kcoll_uid_info info;
@@ -1787,15 +1809,22 @@ int kcoll_bootstrap_rank(const struct kcoll_unique_id *id, int nranks, int rank,
 	cl.lens[0] = kcoll_ksa_to_sockaddr(&info.root, &cl.addrs[0]);
 	kcoll_sockaddr_str(&info.root, cl.where, sizeof(cl.where));
 	cl.comm_id = info.comm_id;
+	memcpy(cl.secret, info.secret, KCOLL_SECRET_LEN);
+	cl.have_secret = true;
 	err = kcoll_boot_client_run(&cl, comm_id, table);
+	if (!err && secret)
+		memcpy(secret, cl.secret, KCOLL_SECRET_LEN);
+	explicit_bzero(info.secret, sizeof(info.secret));
+	explicit_bzero(cl.secret, sizeof(cl.secret));
 	/* This process may be the root: its thread has done its work, or never will now. */
 	kcoll_bootstrap_root_join(info.comm_id, err != 0, NULL, 0);
 	return kcoll_err(err);
 }
 
 int kcoll_bootstrap_env(const struct kcoll_comm_opts *opts, struct kcoll_env_conf *conf,
-			uint64_t *comm_id, struct kcoll_sockaddr **table)
+			uint64_t *comm_id, unsigned char *secret, struct kcoll_sockaddr **table)
 {
+	unsigned char root_secret[KCOLL_SECRET_LEN];
 	struct kcoll_boot_client cl;
 	struct sockaddr_storage any;
 	uint64_t root_id = 0;
@@ -1847,16 +1876,22 @@ int kcoll_bootstrap_env(const struct kcoll_comm_opts *opts, struct kcoll_env_con
 			return kcoll_fail(err, "rank 0 cannot listen for the bootstrap on %s: %s",
 					  cl.where, strerror(-err));
 		err = kcoll_random_u64(&root_id);
+		if (!err)
+			err = kcoll_random_bytes(root_secret, sizeof(root_secret));
 		if (err) {
 			close(fd);
 			return kcoll_fail(err, "getrandom: %s", strerror(-err));
 		}
-		err = kcoll_boot_start(fd, cl.where, root_id, 0, conf->job_tag, conf->nranks,
-				       cl.timeout_ms);
+		err = kcoll_boot_start(fd, cl.where, root_id, 0, root_secret, conf->job_tag,
+				       conf->nranks, cl.timeout_ms);
+		explicit_bzero(root_secret, sizeof(root_secret));
 		if (err)
 			return err;
 	}
 	err = kcoll_boot_client_run(&cl, comm_id, table);
+	if (!err && secret)
+		memcpy(secret, cl.secret, KCOLL_SECRET_LEN);
+	explicit_bzero(cl.secret, sizeof(cl.secret));
 	if (conf->rank == 0)
 		kcoll_bootstrap_root_join(root_id, err != 0, NULL, 0);
 	return kcoll_err(err);

@@ -88,7 +88,8 @@ static int kcoll_create_error(int err, const struct kcoll_sockaddr *table, uint3
 	}
 }
 
-static int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id, int rank, int nranks,
+static int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id,
+			     const unsigned char *secret, int rank, int nranks,
 			     const struct kcoll_sockaddr *table, uint32_t timeout_ms,
 			     struct kcoll_comm **out)
 {
@@ -108,13 +109,16 @@ static int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id, int rank,
 	cc.peers = (uintptr_t)table;
 	cc.peer_size = sizeof(*table);
 	cc.timeout_ms = timeout_ms;
+	memcpy(cc.secret, secret, sizeof(cc.secret));
 	if (ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc) < 0) {
 		int err = -errno;
 
+		explicit_bzero(cc.secret, sizeof(cc.secret));
 		free(c);
 		return kcoll_create_error(err, table, cc.failed_rank, rank, nranks, comm_id,
 					  timeout_ms);
 	}
+	explicit_bzero(cc.secret, sizeof(cc.secret));
 	c->h = h;
 	c->fd = fd;
 	c->handle = cc.handle;
@@ -146,6 +150,7 @@ static int kcoll_comm_init_check(struct kcoll_handle *h, const struct kcoll_comm
 int kcoll_comm_init_rank(struct kcoll_handle *h, const struct kcoll_unique_id *id, int nranks,
 			 int rank, const struct kcoll_comm_opts *opts, struct kcoll_comm **out)
 {
+	unsigned char secret[KCOLL_SECRET_LEN];
 	struct kcoll_sockaddr *table;
 	uint32_t timeout_ms;
 	uint64_t comm_id;
@@ -154,10 +159,11 @@ int kcoll_comm_init_rank(struct kcoll_handle *h, const struct kcoll_unique_id *i
 	err = kcoll_comm_init_check(h, opts, out, &timeout_ms);
 	if (err)
 		return kcoll_err(err);
-	err = kcoll_bootstrap_rank(id, nranks, rank, opts, &comm_id, &table);
+	err = kcoll_bootstrap_rank(id, nranks, rank, opts, &comm_id, secret, &table);
 	if (err)
 		return err;
-	err = kcoll_comm_create(h, comm_id, rank, nranks, table, timeout_ms, out);
+	err = kcoll_comm_create(h, comm_id, secret, rank, nranks, table, timeout_ms, out);
+	explicit_bzero(secret, sizeof(secret));
 	free(table);
 	return err;
 }
@@ -165,6 +171,7 @@ int kcoll_comm_init_rank(struct kcoll_handle *h, const struct kcoll_unique_id *i
 int kcoll_comm_init_env(struct kcoll_handle *h, const struct kcoll_comm_opts *opts,
 			struct kcoll_comm **out)
 {
+	unsigned char secret[KCOLL_SECRET_LEN];
 	struct kcoll_sockaddr *table;
 	struct kcoll_env_conf conf;
 	uint32_t timeout_ms;
@@ -174,10 +181,12 @@ int kcoll_comm_init_env(struct kcoll_handle *h, const struct kcoll_comm_opts *op
 	err = kcoll_comm_init_check(h, opts, out, &timeout_ms);
 	if (err)
 		return kcoll_err(err);
-	err = kcoll_bootstrap_env(opts, &conf, &comm_id, &table);
+	err = kcoll_bootstrap_env(opts, &conf, &comm_id, secret, &table);
 	if (err)
 		return err;
-	err = kcoll_comm_create(h, comm_id, conf.rank, conf.nranks, table, timeout_ms, out);
+	err = kcoll_comm_create(h, comm_id, secret, conf.rank, conf.nranks, table, timeout_ms,
+				out);
+	explicit_bzero(secret, sizeof(secret));
 	free(table);
 	return err;
 }

@@ -100,18 +100,22 @@ KCOLL_HIDDEN struct kcoll_buf *kcoll_buf_find(struct kcoll_comm *c, const void *
 
 /*
  * The unique id, all integers big-endian:
- *	 0  magic "KCOLLUID"		 8  u16 version (1)	10  u16 family (4 or 6)
+ *	 0  magic "KCOLLUID"		 8  u16 version (2)	10  u16 family (4 or 6)
  *	12  u16 port			14  u16 reserved (0)	16  u64 comm_id (not 0)
- *	24  u8 addr[16]			40  u32 IPv6 scope id	44  reserved (0) up to 120
- *     120  u64 FNV-1a 64 of bytes 0-119
+ *	24  u8 addr[16]			40  u32 IPv6 scope id	44  u8 secret[16]
+ *	60  reserved (0) up to 120    120  u64 FNV-1a 64 of bytes 0-119
+ * Version 2 added the communicator's secret (KCOLL_IOC_COMM_CREATE): whoever holds the id
+ * may join, whoever only knows the comm id may not.
  */
 #define KCOLL_UID_MAGIC		"KCOLLUID"
-#define KCOLL_UID_VERSION	1
+#define KCOLL_UID_VERSION	2
+#define KCOLL_UID_SECRET_OFF	44
 #define KCOLL_UID_CSUM_OFF	120
 
 /* What a unique id says: the comm id and the root's TCP address (port: the TCP port). */
 struct kcoll_uid_info {
 	uint64_t comm_id;
+	unsigned char secret[KCOLL_SECRET_LEN];
 	struct kcoll_sockaddr root;
 };
 
@@ -125,22 +129,24 @@ KCOLL_HIDDEN int kcoll_uid_decode(const struct kcoll_unique_id *id, struct kcoll
  *	u32 magic (KCOLL_BOOT_MAGIC)  u16 version (KCOLL_BOOT_VERSION)  u16 type  u32 length
  * HELLO (rank to root), 48 bytes:
  *	u64 comm_id (env init: 0)  u64 job_tag  u32 rank  u32 nranks  address (24 bytes)
- * TABLE (root to rank), 16 + 24 * nranks bytes:
- *	u64 comm_id  u32 nranks  u32 reserved (0)  nranks addresses indexed by rank
+ * TABLE (root to rank), 32 + 24 * nranks bytes:
+ *	u64 comm_id  u32 nranks  u32 reserved (0)  u8 secret[16]  nranks addresses by rank
+ *	(secret: drawn by the root of an env init; zero when the ranks hold a unique id,
+ *	whose secret never crosses the rendezvous)
  * ERROR (root to rank), 8 + n bytes, n <= KCOLL_BOOT_MSG_MAX:
  *	u32 errno (positive)  u32 n  n bytes of message (no NUL)
  * An address (struct kcoll_sockaddr on the wire), 24 bytes:
  *	u16 family (4 or 6)  u16 port  u32 scope_id  u8 addr[16] (IPv4: 4 bytes, 12 zero)
  */
 #define KCOLL_BOOT_MAGIC	0x4b43424fU	/* "KCBO" */
-#define KCOLL_BOOT_VERSION	1
+#define KCOLL_BOOT_VERSION	2	/* 2: the table's secret */
 #define KCOLL_BOOT_HELLO	1
 #define KCOLL_BOOT_TABLE	2
 #define KCOLL_BOOT_ERROR	3
 #define KCOLL_BOOT_HDR_LEN	12
 #define KCOLL_BOOT_ADDR_LEN	24
 #define KCOLL_BOOT_HELLO_LEN	(24 + KCOLL_BOOT_ADDR_LEN)
-#define KCOLL_BOOT_TABLE_HDR	16
+#define KCOLL_BOOT_TABLE_HDR	32
 #define KCOLL_BOOT_MSG_MAX	1024
 /* A connection must deliver its hello this soon after it is accepted, or it is dropped. */
 #define KCOLL_BOOT_HELLO_MS	5000
@@ -173,14 +179,16 @@ KCOLL_HIDDEN int kcoll_env_parse(struct kcoll_env_conf *conf);
 /*
  * The rendezvous alone, no ioctl: what kcoll_comm_init_rank() and kcoll_comm_init_env() do
  * before KCOLL_IOC_COMM_CREATE.  On success *table is a malloc()ed array of nranks entries
- * indexed by rank.
+ * indexed by rank, and @secret (unless NULL) the communicator's KCOLL_SECRET_LEN bytes.
  */
 KCOLL_HIDDEN int kcoll_bootstrap_rank(const struct kcoll_unique_id *id, int nranks, int rank,
 				      const struct kcoll_comm_opts *opts, uint64_t *comm_id,
-				      struct kcoll_sockaddr **table);
+				      unsigned char *secret, struct kcoll_sockaddr **table);
 KCOLL_HIDDEN int kcoll_bootstrap_env(const struct kcoll_comm_opts *opts,
 				     struct kcoll_env_conf *conf, uint64_t *comm_id,
-				     struct kcoll_sockaddr **table);
+				     unsigned char *secret, struct kcoll_sockaddr **table);
+/* Fill @buf with @len random bytes (getrandom): 0 or -errno. */
+KCOLL_HIDDEN int kcoll_random_bytes(void *buf, size_t len);
 
 /*
  * Join the root thread this process runs for @comm_id (after asking it to stop when @stop)

@@ -33,6 +33,7 @@ struct rank_result {
 	int done;
 	int err;
 	uint64_t comm_id;
+	unsigned char secret[KCOLL_SECRET_LEN];
 	int64_t elapsed_ms;
 	struct kcoll_sockaddr table[MAXR];
 	char msg[KCOLL_ERRMSG_MAX];
@@ -81,7 +82,7 @@ static void run_uid_rank(const struct kcoll_unique_id *id, int nranks, int rank,
 	uint64_t comm_id = 0;
 	int err;
 
-	err = kcoll_bootstrap_rank(id, nranks, rank, opts, &comm_id, &table);
+	err = kcoll_bootstrap_rank(id, nranks, rank, opts, &comm_id, res->secret, &table);
 	record(res, err, comm_id, table, nranks, start);
 }
 
@@ -280,6 +281,9 @@ TEST(uid_round_trip)
 	EXPECT_NE(0, ia.root.port);
 	EXPECT_NE(0, ia.comm_id);
 	EXPECT_NE(ia.comm_id, ib.comm_id);
+	/* Two draws of 128 bits: never the same, never all zero. */
+	EXPECT_NE(0, memcmp(ia.secret, ib.secret, KCOLL_SECRET_LEN));
+	EXPECT_NE(0, memcmp(ia.secret, (unsigned char[KCOLL_SECRET_LEN]){ 0 }, KCOLL_SECRET_LEN));
 	EXPECT_NE(ia.root.port, ib.root.port);
 	EXPECT_EQ(2, kcoll_bootstrap_root_count());
 	EXPECT_EQ(-ECANCELED, kcoll_bootstrap_root_join(ia.comm_id, true, msg, sizeof(msg)));
@@ -293,7 +297,7 @@ TEST(uid_round_trip)
 TEST(uid_encoding_is_stable)
 {
 	static const unsigned char want[44] = {
-		'K', 'C', 'O', 'L', 'L', 'U', 'I', 'D', 0, 1, 0, 6, 0x12, 0x34, 0, 0,
+		'K', 'C', 'O', 'L', 'L', 'U', 'I', 'D', 0, 2, 0, 6, 0x12, 0x34, 0, 0,
 		0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08,
 		0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
 		0, 0, 0, 7,
@@ -308,9 +312,13 @@ TEST(uid_encoding_is_stable)
 	info.root.addr[0] = 0xfe;
 	info.root.addr[1] = 0x80;
 	info.root.addr[15] = 1;
+	for (i = 0; i < KCOLL_SECRET_LEN; i++)
+		info.secret[i] = 0xa0 + i;
 	ASSERT_EQ(0, kcoll_uid_encode(&info, &id));
 	EXPECT_EQ(0, memcmp(id.internal, want, sizeof(want)));
-	for (i = 44; i < KCOLL_UID_CSUM_OFF; i++)
+	/* Version 2: the secret as is at 44, then zeros up to the checksum. */
+	EXPECT_EQ(0, memcmp(id.internal + 44, info.secret, KCOLL_SECRET_LEN));
+	for (i = 44 + KCOLL_SECRET_LEN; i < KCOLL_UID_CSUM_OFF; i++)
 		EXPECT_EQ(0, id.internal[i]);
 	ASSERT_EQ(0, kcoll_uid_decode(&id, &back));
 	EXPECT_EQ(0, memcmp(&info, &back, sizeof(info)));
@@ -346,15 +354,15 @@ TEST(uid_corruption_detected)
 	EXPECT_EQ(-EINVAL, kcoll_uid_decode(&bad, &out));
 	EXPECT_NE(NULL, strstr(kcoll_last_error(), "bad magic"));
 	bad = id;
-	bad.internal[9] = 2;		/* version 2 */
+	bad.internal[9] = 3;		/* version 3 */
 	EXPECT_EQ(-EINVAL, kcoll_uid_decode(&bad, &out));
-	EXPECT_NE(NULL, strstr(kcoll_last_error(), "version 2"));
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "version 3"));
 	bad = id;
 	bad.internal[20] ^= 0x40;
 	EXPECT_EQ(-EINVAL, kcoll_uid_decode(&bad, &out));
 	EXPECT_NE(NULL, strstr(kcoll_last_error(), "corrupted"));
 	/* Init refuses it before touching the network. */
-	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&bad, 2, 0, NULL, &comm_id, &table));
+	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&bad, 2, 0, NULL, &comm_id, NULL, &table));
 	EXPECT_EQ(NULL, table);
 	EXPECT_EQ(-ECANCELED, kcoll_bootstrap_root_join(info.comm_id, true, NULL, 0));
 }
@@ -457,6 +465,8 @@ static void rendezvous(struct __test_metadata *_metadata, int n, bool distinct, 
 			TH_LOG("rank %d: %s", r, res[r].msg);
 		}
 		EXPECT_EQ(info.comm_id, res[r].comm_id);
+		/* The id's secret, which the rendezvous never carried (its table has zeros). */
+		EXPECT_EQ(0, memcmp(info.secret, res[r].secret, KCOLL_SECRET_LEN));
 		for (q = 0; q < n; q++) {
 			const struct kcoll_sockaddr *a = &res[r].table[q];
 
@@ -537,7 +547,7 @@ TEST(root_absent)
 	ASSERT_EQ(0, get_uid(&id, LOOPBACK, 5000, &info));
 	EXPECT_EQ(-ECANCELED, kcoll_bootstrap_root_join(info.comm_id, true, NULL, 0));
 	start = now_ms();
-	EXPECT_EQ(-ETIMEDOUT, kcoll_bootstrap_rank(&id, 2, 1, &opts, &comm_id, &table));
+	EXPECT_EQ(-ETIMEDOUT, kcoll_bootstrap_rank(&id, 2, 1, &opts, &comm_id, NULL, &table));
 	took = now_ms() - start;
 	EXPECT_EQ(ETIMEDOUT, errno);
 	EXPECT_EQ(NULL, table);
@@ -727,42 +737,42 @@ TEST(invalid_args_before_network)
 	ASSERT_EQ(0, kcoll_uid_encode(&info, &id));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, bad[i][0], bad[i][1], &opts,
-							&comm_id, &table)) {
+							&comm_id, NULL, &table)) {
 			TH_LOG("nranks %d rank %d", bad[i][0], bad[i][1]);
 		}
 		EXPECT_NE(0, strlen(kcoll_last_error()));
 	}
-	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 3, &opts, &comm_id, &table));
+	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 3, &opts, &comm_id, NULL, &table));
 	EXPECT_STREQ("rank 3 is not between 0 and 1", kcoll_last_error());
-	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 5000, 0, &opts, &comm_id, &table));
+	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 5000, 0, &opts, &comm_id, NULL, &table));
 	EXPECT_STREQ("nranks 5000 is not between 1 and 4096", kcoll_last_error());
-	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(NULL, 2, 0, &opts, &comm_id, &table));
-	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &small, &comm_id, &table));
+	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(NULL, 2, 0, &opts, &comm_id, NULL, &table));
+	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &small, &comm_id, NULL, &table));
 	opts.flags = 1;
-	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, &table));
+	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, NULL, &table));
 	opts.flags = 0;
 	opts.addr = "not-an-ip";
-	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, &table));
+	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, NULL, &table));
 	EXPECT_NE(NULL, strstr(kcoll_last_error(), "not-an-ip"));
 	opts.addr = NULL;
 	opts.port = 70000;
-	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, &table));
+	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, NULL, &table));
 	opts.port = 0;
 	setenv("KCOLL_ADDR", "10.0.0.300", 1);
-	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, &table));
+	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, NULL, &table));
 	EXPECT_NE(NULL, strstr(kcoll_last_error(), "KCOLL_ADDR"));
 	unsetenv("KCOLL_ADDR");
 	setenv("KCOLL_IFNAME", "kcollnosuch0", 1);
-	EXPECT_EQ(-ENODEV, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, &table));
+	EXPECT_EQ(-ENODEV, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, NULL, &table));
 	EXPECT_NE(NULL, strstr(kcoll_last_error(), "kcollnosuch0"));
 	unsetenv("KCOLL_IFNAME");
 	setenv("KCOLL_PORT", "65536", 1);
-	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, &table));
+	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, NULL, &table));
 	EXPECT_NE(NULL, strstr(kcoll_last_error(), "KCOLL_PORT"));
 	unsetenv("KCOLL_PORT");
 	setenv("KCOLL_BOOTSTRAP_TIMEOUT_MS", "0", 1);
 	opts.bootstrap_timeout_ms = 0;
-	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, &table));
+	EXPECT_EQ(-EINVAL, kcoll_bootstrap_rank(&id, 2, 0, &opts, &comm_id, NULL, &table));
 	EXPECT_NE(NULL, strstr(kcoll_last_error(), "KCOLL_BOOTSTRAP_TIMEOUT_MS"));
 	unsetenv("KCOLL_BOOTSTRAP_TIMEOUT_MS");
 	EXPECT_EQ(NULL, table);
@@ -814,7 +824,7 @@ static void *other_thread(void *arg)
 	struct kcoll_sockaddr *table;
 	uint64_t comm_id;
 
-	*(int *)arg = kcoll_bootstrap_rank(NULL, 0, 0, NULL, &comm_id, &table);
+	*(int *)arg = kcoll_bootstrap_rank(NULL, 0, 0, NULL, &comm_id, NULL, &table);
 	return (void *)kcoll_last_error();
 }
 
@@ -1045,7 +1055,7 @@ static pid_t spawn_env_rank(int rank, int nranks, int port, const char *job,
 		setenv("KCOLL_BOOTSTRAP_PORT", v, 1);
 		if (job)
 			setenv("KCOLL_JOB_ID", job, 1);
-		err = kcoll_bootstrap_env(&opts, &res->conf, &comm_id, &table);
+		err = kcoll_bootstrap_env(&opts, &res->conf, &comm_id, res->secret, &table);
 		record(res, err, comm_id, table, nranks, start);
 		_exit(0);
 	}
@@ -1073,9 +1083,13 @@ TEST(env_rendezvous)
 		}
 		EXPECT_NE(0, res[r].comm_id);
 		EXPECT_EQ(res[0].comm_id, res[r].comm_id);
+		/* Rank 0 drew the secret and sent it with the table. */
+		EXPECT_EQ(0, memcmp(res[0].secret, res[r].secret, KCOLL_SECRET_LEN));
 		EXPECT_EQ(r, res[r].conf.rank);
 		EXPECT_STREQ("torchrun", res[r].conf.source);
 	}
+	EXPECT_NE(0, memcmp(res[0].secret, (unsigned char[KCOLL_SECRET_LEN]){ 0 },
+			    KCOLL_SECRET_LEN));
 	EXPECT_TRUE(all_same_table(res, 3));
 }
 
@@ -1311,7 +1325,7 @@ static int against_fake_root(const unsigned char *reply, size_t len, bool hold,
 	memcpy(info.root.addr, &sin.sin_addr, 4);
 	kcoll_uid_encode(&info, &id);
 	pthread_create(&t, NULL, fake_root_main, &f);
-	err = kcoll_bootstrap_rank(&id, 2, 0, &opts, &got_id, &table);
+	err = kcoll_bootstrap_rank(&id, 2, 0, &opts, &got_id, NULL, &table);
 	snprintf(msg, KCOLL_ERRMSG_MAX, "%s", kcoll_last_error());
 	shutdown(f.lfd, SHUT_RDWR);
 	pthread_join(t, NULL);

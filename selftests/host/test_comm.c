@@ -271,6 +271,9 @@ TEST_F(fake, comm_create_args)
 	EXPECT_EQ(1234, cc->timeout_ms);
 	EXPECT_EQ(0, cc->failed_rank);	/* output only */
 	EXPECT_TRUE(zero(cc->reserved, sizeof(cc->reserved)));
+	/* The unique id's secret, drawn by kcoll_get_unique_id(): never left out. */
+	EXPECT_EQ(KCOLL_COMM_CREATE_SIZE_VER1, cc->size);
+	EXPECT_FALSE(zero(cc->secret, sizeof(cc->secret)));
 	EXPECT_EQ(AF_INET, fk.peers[0].family);
 	EXPECT_EQ(4791, fk.peers[0].port);
 	EXPECT_EQ(0, fk.peers[0].scope_id);
@@ -601,7 +604,7 @@ TEST(create_error_names_failed_rank)
 		KCOLL_OPTS(kcoll_comm_opts, o1, .addr = "127.0.0.2", .port = 4791);
 		struct kcoll_sockaddr *table = NULL;
 		uint64_t comm_id;
-		int err = kcoll_bootstrap_rank(&id, 2, 1, &o1, &comm_id, &table);
+		int err = kcoll_bootstrap_rank(&id, 2, 1, &o1, &comm_id, NULL, &table);
 
 		free(table);
 		_exit(err ? 1 : 0);

@@ -331,6 +331,7 @@ struct hello_bad {
 	uint64_t comm_delta;
 	uint32_t src, dst, nranks;
 	uint32_t reserved;
+	int mac_bad;		/* a MAC under another secret than the communicator's */
 };
 
 static uint64_t cur_id;
@@ -350,6 +351,10 @@ static void bad_hello(const struct hello_bad *b)
 	h.dst_rank = htonl(b->dst);
 	h.nranks = htonl(b->nranks);
 	h.reserved1 = htonl(b->reserved);
+	/* A rank holding the secret MACs what it sends: only the field under test is wrong. */
+	ev_hello_seal(&h, cur_id);
+	if (b->mac_bad)
+		h.mac ^= htobe64(1);
 	last_rej = ev_connect(&x, &a1, &a0, &h, b->len);
 	ev_close(&x);
 }
@@ -364,21 +369,23 @@ static void fn(struct evil_conn *e, const struct evil_case *c,			\
 
 HELLO(h_none, .len = 0, .src = 1, .nranks = 2)
 HELLO(h_short, .len = 8, .src = 1, .nranks = 2)
-HELLO(h_magic, .len = 32, .magic = 0x4b434f4d, .src = 1, .nranks = 2)
-HELLO(h_version1, .len = 32, .version = 1, .src = 1, .nranks = 2)
-HELLO(h_version255, .len = 32, .version = 255, .src = 1, .nranks = 2)
-HELLO(h_comm, .len = 32, .comm_delta = 1, .src = 1, .nranks = 2)
-HELLO(h_nranks, .len = 32, .src = 1, .nranks = 3)
-HELLO(h_src_self, .len = 32, .src = 0, .nranks = 2)
-HELLO(h_src_big, .len = 32, .src = 7, .nranks = 2)
-HELLO(h_src_max, .len = 32, .src = 0xffffffff, .nranks = 2)
-HELLO(h_dst, .len = 32, .src = 1, .dst = 1, .nranks = 2)
-HELLO(h_nranks0, .len = 32, .src = 1, .nranks = 0)
+HELLO(h_magic, .len = KCOLL_WIRE_HELLO_SIZE, .magic = 0x4b434f4d, .src = 1, .nranks = 2)
+HELLO(h_version1, .len = KCOLL_WIRE_HELLO_SIZE, .version = 1, .src = 1, .nranks = 2)
+HELLO(h_version255, .len = KCOLL_WIRE_HELLO_SIZE, .version = 255, .src = 1, .nranks = 2)
+HELLO(h_comm, .len = KCOLL_WIRE_HELLO_SIZE, .comm_delta = 1, .src = 1, .nranks = 2)
+HELLO(h_nranks, .len = KCOLL_WIRE_HELLO_SIZE, .src = 1, .nranks = 3)
+HELLO(h_src_self, .len = KCOLL_WIRE_HELLO_SIZE, .src = 0, .nranks = 2)
+HELLO(h_src_big, .len = KCOLL_WIRE_HELLO_SIZE, .src = 7, .nranks = 2)
+HELLO(h_src_max, .len = KCOLL_WIRE_HELLO_SIZE, .src = 0xffffffff, .nranks = 2)
+HELLO(h_dst, .len = KCOLL_WIRE_HELLO_SIZE, .src = 1, .dst = 1, .nranks = 2)
+HELLO(h_nranks0, .len = KCOLL_WIRE_HELLO_SIZE, .src = 1, .nranks = 0)
+HELLO(h_mac, .len = KCOLL_WIRE_HELLO_SIZE, .src = 1, .nranks = 2, .mac_bad = 1)
+HELLO(h_v2_length, .len = 32, .src = 1, .nranks = 2)
 
 static void p_duplicate(struct evil_conn *e, const struct evil_case *c,
 			const struct kcoll_wire_msg *cts)
 {
-	static const struct hello_bad b = { .len = 32, .src = 1, .nranks = 2 };
+	static const struct hello_bad b = { .len = KCOLL_WIRE_HELLO_SIZE, .src = 1, .nranks = 2 };
 
 	bad_hello(&b);
 }

@@ -14,6 +14,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "../../kmod/kcoll_wire.h"
+#include "../lib/kcoll_siphash.h"
 
 #define EV_PORT		18600		/* kcoll's default listen_port */
 #define EV_NRX		64
@@ -219,6 +220,16 @@ out_ack:
 	return ret;
 }
 
+/* Seal @h with the MAC the tests' secret for @comm_id gives (kt_comm_secret()). */
+static void ev_hello_seal(struct kcoll_wire_hello *h, uint64_t comm_id)
+{
+	unsigned char secret[KCOLL_SECRET_LEN];
+
+	kt_comm_secret(comm_id, secret);
+	h->mac = htobe64(kcoll_wire_mac_user(h, KCOLL_WIRE_TAG_HELLO, secret));
+}
+
+/* Rank 1's hello to rank 0 of a two-rank @comm_id: what a rank holding the secret sends. */
 static struct kcoll_wire_hello ev_hello(uint64_t comm_id)
 {
 	struct kcoll_wire_hello h = {
@@ -230,6 +241,7 @@ static struct kcoll_wire_hello ev_hello(uint64_t comm_id)
 		.nranks = htonl(2),
 	};
 
+	ev_hello_seal(&h, comm_id);
 	return h;
 }
 

@@ -168,6 +168,9 @@ CASE(hello_src_beyond, .v = V_NONE, .pre = h_src_big, .rej = KCOLL_REJ_MISMATCH)
 CASE(hello_src_max, .v = V_NONE, .pre = h_src_max, .rej = KCOLL_REJ_MISMATCH)
 CASE(hello_dst_absent, .v = V_NONE, .pre = h_dst, .rej = KCOLL_REJ_NOT_YET)
 CASE(hello_nranks0, .v = V_NONE, .pre = h_nranks0, .rej = KCOLL_REJ_MISMATCH)
+CASE(hello_wrong_mac, .v = V_NONE, .pre = h_mac, .rej = KCOLL_REJ_AUTH)
+CASE(hello_without_mac, .v = V_NONE, .pre = h_v2_length, .rej = KCOLL_REJ_BAD_HELLO,
+     .rej_alt = KCOLL_REJ_AUTH)
 CASE(hello_duplicate, .v = V_NONE, .pre = p_duplicate, .rej = KCOLL_REJ_DUPLICATE)
 /* Half-open: connected, never READY; or gone before READY. */
 CASE(half_open_silent, .no_ready = 1, .create_ms = 3000, .create_err = -ETIMEDOUT)

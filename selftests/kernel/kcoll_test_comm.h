@@ -103,13 +103,37 @@ static inline int kt_ioctl(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
-/* Create a comm over the first @nranks nodes; returns 0 or -errno, *handle on success. */
-static inline int kt_comm_create(int fd, uint64_t id, unsigned int rank, unsigned int nranks,
-				 const struct kcoll_sockaddr *peers, unsigned int timeout_ms,
-				 uint32_t *handle, uint32_t *failed_rank)
+/*
+ * The tests' communicator secret: derived from the comm id (itself from the test's name),
+ * so every node of a test derives the same one without exchanging it (splitmix64).
+ */
+static inline void kt_comm_secret(uint64_t id, unsigned char secret[KCOLL_SECRET_LEN])
+{
+	uint64_t z = 0;
+	int i;
+
+	for (i = 0; i < KCOLL_SECRET_LEN; i++) {
+		if (!(i & 7)) {
+			id += 0x9e3779b97f4a7c15ULL;
+			z = id;
+			z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+			z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+			z ^= z >> 31;
+		}
+		secret[i] = z >> (8 * (i & 7));
+	}
+}
+
+/* kt_comm_create() with a given secret (NULL: none, all zero). */
+static inline int kt_comm_create_secret(int fd, uint64_t id, const unsigned char *secret,
+					unsigned int rank, unsigned int nranks,
+					const struct kcoll_sockaddr *peers,
+					unsigned int timeout_ms, uint32_t *handle,
+					uint32_t *failed_rank)
 {
 	struct kcoll_comm_create c = {
-		.size = sizeof(c),
+		/* KT_COMM_CREATE_V0=1: the 64-byte struct, no secret (a module without one) */
+		.size = kt_env("KT_COMM_CREATE_V0", 0) ? KCOLL_COMM_CREATE_SIZE_VER0 : sizeof(c),
 		.comm_id = id,
 		.rank = rank,
 		.nranks = nranks,
@@ -117,13 +141,29 @@ static inline int kt_comm_create(int fd, uint64_t id, unsigned int rank, unsigne
 		.peer_size = sizeof(*peers),
 		.timeout_ms = timeout_ms,
 	};
-	int ret = kt_ioctl(fd, KCOLL_IOC_COMM_CREATE, &c);
+	int ret;
+
+	if (secret)
+		memcpy(c.secret, secret, sizeof(c.secret));
+	ret = kt_ioctl(fd, KCOLL_IOC_COMM_CREATE, &c);
 
 	if (handle)
 		*handle = c.handle;
 	if (failed_rank)
 		*failed_rank = c.failed_rank;
 	return ret;
+}
+
+/* Create a comm over the first @nranks nodes; returns 0 or -errno, *handle on success. */
+static inline int kt_comm_create(int fd, uint64_t id, unsigned int rank, unsigned int nranks,
+				 const struct kcoll_sockaddr *peers, unsigned int timeout_ms,
+				 uint32_t *handle, uint32_t *failed_rank)
+{
+	unsigned char secret[KCOLL_SECRET_LEN];
+
+	kt_comm_secret(id, secret);
+	return kt_comm_create_secret(fd, id, secret, rank, nranks, peers, timeout_ms, handle,
+				     failed_rank);
 }
 
 /*

@@ -130,6 +130,12 @@ struct kcoll_sockaddr {
  *		made with, else ~0U: the library names that rank's host in its error
  *		message; must be 0 on input
  * @reserved:	must be 0
+ * @secret:	(input) KCOLL_SECRET_LEN random bytes shared by every rank (and no one else):
+ *		each connection proves it (Documentation/wire.rst), so knowing @comm_id is
+ *		not enough to join.  All zero (what a caller built with the 64-byte version
+ *		of this struct sends): an unauthenticated communicator, refused with -EACCES
+ *		when the module parameter require_secret is set.  Never shown by the kernel;
+ *		the copy written back on success has it zeroed.
  *
  * Blocks until every connection is established (state ready), @timeout_ms passes, or a
  * fatal signal arrives.
@@ -145,8 +151,9 @@ struct kcoll_sockaddr {
  * tail, or peer_size above KCOLL_PEER_SIZE_MAX), -ENODEV (the device went away),
  * -ECONNRESET (a peer failed while connecting), -EHOSTUNREACH (a peer
  * address never resolved), -EPROTONOSUPPORT (a peer speaks another protocol version),
- * -ECONNREFUSED (a peer rejected: mismatched communicator, rank or device), -ETIMEDOUT (a
- * peer never accepted), -EINTR.
+ * -ECONNREFUSED (a peer rejected: mismatched communicator, rank or device), -EACCES (a
+ * peer does not hold the same @secret, or an all-zero @secret with require_secret set),
+ * -ETIMEDOUT (a peer never accepted), -EINTR.
  */
 struct kcoll_comm_create {
 	__u32 size;
@@ -160,9 +167,12 @@ struct kcoll_comm_create {
 	__u32 handle;
 	__u32 failed_rank;
 	__aligned_u64 reserved[2];
+	__u8 secret[16];	/* KCOLL_SECRET_LEN */
 };
 
+#define KCOLL_SECRET_LEN		16
 #define KCOLL_COMM_CREATE_SIZE_VER0	64
+#define KCOLL_COMM_CREATE_SIZE_VER1	80	/* + secret */
 
 /**
  * struct kcoll_comm_arg - argument of KCOLL_IOC_COMM_DESTROY and KCOLL_IOC_COMM_ABORT
