@@ -175,6 +175,9 @@ struct kcoll_ctrl {
  * @last_ok:		jiffies of the last sign of life of the peer: a message from it, or
  *			the completion (its acknowledgment) of one we sent (comm->lock)
  * @last_tx:		jiffies of the last work request we posted (comm->lock)
+ * @sq_moved:		jiffies of the last sign that our send queue moves: a send
+ *			completion, or a post onto an empty queue (comm->lock); a peer that
+ *			talks but takes none of our messages (it posts no receive) shows here
  * @peer_ready:		the peer's READY arrived (comm->lock)
  * @ready_sent:		our READY went out (comm->lock); on an accepted connection it
  *			waits for the peer's (iWARP: the MPA initiator sends first)
@@ -211,6 +214,7 @@ struct kcoll_conn {
 	bool accepting;
 	unsigned long last_ok;
 	unsigned long last_tx;
+	unsigned long sq_moved;
 	bool peer_ready;
 	bool ready_sent;
 	bool peer_left;
@@ -602,6 +606,8 @@ void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what);
 void kcoll_conn_teardown(struct kcoll_conn *conn);
 int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn);
+void kcoll_conn_sq_take(struct kcoll_conn *conn);
+void kcoll_conn_sq_give(struct kcoll_conn *conn, bool ok);
 int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *ctrl, size_t len);
 void kcoll_conn_retry_work(struct work_struct *work);
 

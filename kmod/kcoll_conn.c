@@ -33,7 +33,7 @@ static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kcoll_comm *comm = conn->comm;
 
 	spin_lock_bh(&comm->lock);
-	conn->sq_free++;
+	kcoll_conn_sq_give(conn, wc->status == IB_WC_SUCCESS);
 	if (wc->status == IB_WC_SUCCESS)
 		conn->last_ok = jiffies;
 	spin_unlock_bh(&comm->lock);
@@ -207,6 +207,36 @@ static void kcoll_conn_destroy_qp(struct kcoll_conn *conn, struct rdma_cm_id *id
 }
 
 /**
+ * kcoll_conn_sq_take - account one work request posted on @conn's send queue
+ * @conn:	the connection
+ *
+ * Context: comm->lock held.
+ */
+void kcoll_conn_sq_take(struct kcoll_conn *conn)
+{
+	lockdep_assert_held(&conn->comm->lock);
+	if (conn->sq_free == KCOLL_SQ_DEPTH)
+		conn->sq_moved = jiffies;	/* the wait for this one starts now */
+	conn->sq_free--;
+	conn->last_tx = jiffies;
+}
+
+/**
+ * kcoll_conn_sq_give - account the completion of one of @conn's send work requests
+ * @conn:	the connection
+ * @ok:		it succeeded: the queue moves (and for a SEND or WRITE the peer answered)
+ *
+ * Context: comm->lock held.
+ */
+void kcoll_conn_sq_give(struct kcoll_conn *conn, bool ok)
+{
+	lockdep_assert_held(&conn->comm->lock);
+	conn->sq_free++;
+	if (ok)
+		conn->sq_moved = jiffies;
+}
+
+/**
  * kcoll_ctrl_get - a free control send buffer and a send queue slot, or NULL
  * @conn:	the connection
  *
@@ -259,8 +289,7 @@ int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len)
 		list_add(&c->list, &conn->tx_free);
 		return ret;
 	}
-	conn->sq_free--;
-	conn->last_tx = jiffies;
+	kcoll_conn_sq_take(conn);
 	return 0;
 }
 
@@ -272,7 +301,7 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kcoll_req *req;
 
 	spin_lock_bh(&comm->lock);
-	conn->sq_free++;
+	kcoll_conn_sq_give(conn, wc->status == IB_WC_SUCCESS);
 	if (wc->status == IB_WC_SUCCESS) {
 		conn->last_ok = jiffies;
 		if (((struct kcoll_wire_msg *)c->msg)->type == KCOLL_MSG_BYE) {

@@ -509,7 +509,7 @@ again:
 			kcoll_comm_set_error_locked(comm, -EIO, conn->peer);
 			return;
 		}
-		conn->sq_free--;
+		kcoll_conn_sq_take(conn);
 		req->sent += bytes;
 		req->seg_off += bytes;
 		if (req->seg_off == seg_len) {
@@ -852,6 +852,18 @@ void kcoll_comm_watchdog(struct work_struct *work)
 		pending = true;
 		if (time_after(jiffies, conn->last_ok + timeout)) {
 			pr_info("comm %llx rank %u: no sign of life from rank %u for %u ms\n",
+				comm->comm_id, comm->rank, i, kcoll_op_timeout_ms);
+			kcoll_comm_set_error_locked(comm, -ETIMEDOUT, i);
+			goto out_unlock;
+		}
+		/*
+		 * Alive but deaf: it talks, yet our send queue has not moved for as long
+		 * (it posts no receive, so our SEND meets RNR NAKs that some drivers retry
+		 * for ever, and everything behind it waits).
+		 */
+		if (conn->sq_free < KCOLL_SQ_DEPTH &&
+		    time_after(jiffies, conn->sq_moved + timeout)) {
+			pr_info("comm %llx rank %u: rank %u took none of our messages for %u ms\n",
 				comm->comm_id, comm->rank, i, kcoll_op_timeout_ms);
 			kcoll_comm_set_error_locked(comm, -ETIMEDOUT, i);
 			goto out_unlock;

@@ -287,8 +287,7 @@ int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struc
 
 		if (ib_post_send(conn->qp, &reg.wr, NULL))
 			return -EIO;
-		conn->sq_free--;
-		conn->last_tx = jiffies;
+		kcoll_conn_sq_take(conn);
 	}
 	r->registered = true;
 	return i;
@@ -308,7 +307,7 @@ static void kcoll_regwait_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct kcoll_comm *comm = w->conn->comm;
 
 	spin_lock_bh(&comm->lock);
-	w->conn->sq_free++;
+	kcoll_conn_sq_give(w->conn, wc->status == IB_WC_SUCCESS);
 	if (wc->status != IB_WC_SUCCESS)
 		w->status = -EIO;
 	spin_unlock_bh(&comm->lock);
