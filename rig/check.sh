@@ -144,7 +144,7 @@ fi
 if [ "$flavour" = stock ]; then
 	rig/prepare.sh stock kmod/kcoll.ko selftests/kernel/engine/kcoll_test_engine.ko || exit 1
 	# The control plane tests (netlink, tracing, BPF) made it longer: about 4 min on a busy host.
-	run_suite node 1 600 "sh selftests/suites/node.sh"
+	run_suite node 1 900 "sh selftests/suites/node.sh"
 	run_suite smoke 3 400 "sh selftests/suites/smoke.sh"
 	run_suite cluster2 2 1200 "sh selftests/suites/cluster.sh"
 	run_suite cluster3 3 1500 "sh selftests/suites/cluster.sh"
@@ -171,11 +171,11 @@ else
 		{ cat "$out/build.log"; rig_die "module build against $kdir failed"; }
 	rig/prepare.sh debug "$src/kmod/kcoll.ko" \
 		"$src/selftests/kernel/engine/kcoll_test_engine.ko" || exit 1
-	run_suite node 1 1500 "sh selftests/suites/node.sh"
+	run_suite node 1 3000 "sh selftests/suites/node.sh"
 	run_suite smoke 2 1500 "sh selftests/suites/smoke.sh"
-	run_suite cluster2 2 3000 "sh selftests/suites/cluster.sh"
+	run_suite cluster2 2 4000 "sh selftests/suites/cluster.sh"
 	# iWARP: the same suite over Soft-iWARP (no WRITE WITH IMMEDIATE on the wire).
-	run_suite cluster2-siw 2 3000 "RIG_RDMA=siw sh selftests/suites/cluster.sh"
+	run_suite cluster2-siw 2 4000 "RIG_RDMA=siw sh selftests/suites/cluster.sh"
 	fuzz_suites 1200
 fi
 
