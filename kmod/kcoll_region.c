@@ -150,7 +150,12 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 	if (len > (u64)INT_MAX << PAGE_SHIFT)
 		return -ENOMEM;
 	npages = DIV_ROUND_UP_ULL(len, PAGE_SIZE);
-	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	/*
+	 * The caller chose the size: over its memory cgroup's limit (or out of memory) the
+	 * call fails with -ENOMEM, quietly, rather than waking the OOM killer.
+	 */
+	gfp |= GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
+	r->pages = kvmalloc_array(npages, sizeof(*r->pages), gfp);
 	if (!r->pages)
 		return -ENOMEM;
 	while (done < npages) {
@@ -159,8 +164,9 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 		struct page *page = NULL;
 
 		for (; !page; order--) {
-			page = alloc_pages(GFP_KERNEL_ACCOUNT | gfp | (order ? __GFP_NORETRY |
-							       __GFP_NOWARN : 0), order);
+			/* Larger runs are a bonus: try them once, without reclaim. */
+			page = alloc_pages(order ? (gfp & ~__GFP_RETRY_MAYFAIL) | __GFP_NORETRY :
+					   gfp, order);
 			if (page || !order)
 				break;
 		}
