@@ -24,41 +24,18 @@
 #define MIB (1ULL << 20)
 #define PARAMS "/sys/module/kcoll/parameters/"
 
-static int one_rank(int fd, const char *name, unsigned int salt, uint32_t *h)
-{
-	struct kcoll_sockaddr me = kt_addr(kt_rank());
-
-	return kt_comm_create(fd, kt_comm_id(name, salt), 0, 1, &me, 10000, h, NULL);
-}
-
-/* Pages charged to this process (pinned_vm): VmPin in /proc/self/status, in KiB. */
-static long vm_pin_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 /*
  * VmPin once it is @kb: a collective's pins go (and their charge with them) just after
  * it completes, from its worker.  Polls for up to 20 s; returns the last value seen.
  */
 static long vm_pin_settles(long kb)
 {
-	long now = vm_pin_kb();
+	long now = kt_vm_pin_kb();
 	int i;
 
 	for (i = 0; i < 2000 && now != kb; i++) {
 		usleep(10000);
-		now = vm_pin_kb();
+		now = kt_vm_pin_kb();
 	}
 	return now;
 }
@@ -105,7 +82,7 @@ FIXTURE_SETUP(one)
 {
 	self->fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, one_rank(self->fd, _metadata->name, 0, &self->comm));
+	ASSERT_EQ(0, kt_one_rank(self->fd, _metadata->name, 0, &self->comm));
 	ASSERT_EQ(0, getrlimit(RLIMIT_MEMLOCK, &self->old));
 }
 
@@ -124,7 +101,7 @@ TEST_F(one, collective_pins_charged)
 {
 	size_t len = 4 * MIB;
 	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	long pin0 = vm_pin_kb();
+	long pin0 = kt_vm_pin_kb();
 	uint64_t req;
 	int status;
 
@@ -137,11 +114,11 @@ TEST_F(one, collective_pins_charged)
 	EXPECT_EQ(-ENOMEM, allreduce(self->fd, self->comm, m, MIB + 1, false, NULL));
 	EXPECT_EQ(-ENOMEM, allreduce(self->fd, self->comm, m, len, false, NULL));
 	EXPECT_EQ(-ENOMEM, allreduce(self->fd, self->comm, m, len, true, &req));
-	EXPECT_EQ(pin0, vm_pin_kb());
+	EXPECT_EQ(pin0, kt_vm_pin_kb());
 	/* A buffer's charge and a collective's add up against the same limit. */
 	EXPECT_EQ(0, kt_buf_create(self->fd, self->comm, MIB / 2, NULL, NULL));
 	pin0 += MIB / 2 / 1024;
-	EXPECT_EQ(pin0, vm_pin_kb());
+	EXPECT_EQ(pin0, kt_vm_pin_kb());
 	EXPECT_EQ(-ENOMEM, allreduce(self->fd, self->comm, m, MIB, false, NULL));
 	EXPECT_EQ(0, allreduce(self->fd, self->comm, m, MIB / 2, false, NULL));
 	EXPECT_EQ(pin0, vm_pin_settles(pin0));
@@ -162,7 +139,7 @@ TEST_F(one, collective_pins_charged)
  */
 TEST_F(one, buffer_charged_to_creator)
 {
-	long pin0 = vm_pin_kb();
+	long pin0 = kt_vm_pin_kb();
 	int status;
 	pid_t pid;
 
@@ -170,17 +147,17 @@ TEST_F(one, buffer_charged_to_creator)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		long cpin0 = vm_pin_kb();
+		long cpin0 = kt_vm_pin_kb();
 		int fd2 = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 		uint32_t comm2;
 
-		if (fd2 < 0 || one_rank(fd2, "buffer_charged_to_creator", 1, &comm2) ||
+		if (fd2 < 0 || kt_one_rank(fd2, "buffer_charged_to_creator", 1, &comm2) ||
 		    memlock(MIB, NULL))
 			_exit(10);
 		/* On the parent's file: charged to this process. */
 		if (kt_buf_create(self->fd, self->comm, MIB, NULL, NULL))
 			_exit(11);
-		if (vm_pin_kb() != cpin0 + (long)(MIB / 1024))
+		if (kt_vm_pin_kb() != cpin0 + (long)(MIB / 1024))
 			_exit(12);
 		/* The limit is spent: not again on another file. */
 		if (kt_buf_create(fd2, comm2, PG, NULL, NULL) != -ENOMEM)
@@ -190,7 +167,7 @@ TEST_F(one, buffer_charged_to_creator)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("status %#x", status);
 	/* The child's buffer stays on the parent's communicator, charged to nobody alive. */
-	EXPECT_EQ(pin0, vm_pin_kb());
+	EXPECT_EQ(pin0, kt_vm_pin_kb());
 }
 
 /*
@@ -241,15 +218,15 @@ TEST(comms_per_file)
 	ASSERT_LE(0, fd);
 	ASSERT_LE(0, fd2);
 	set_param(_metadata, "max_comms_per_file", 2);
-	EXPECT_EQ(0, one_rank(fd, "comms_per_file", 0, &h[0]));
-	EXPECT_EQ(0, one_rank(fd, "comms_per_file", 1, &h[1]));
-	EXPECT_EQ(-EMFILE, one_rank(fd, "comms_per_file", 2, &h[2]));
-	EXPECT_EQ(0, one_rank(fd2, "comms_per_file", 3, &h2));
+	EXPECT_EQ(0, kt_one_rank(fd, "comms_per_file", 0, &h[0]));
+	EXPECT_EQ(0, kt_one_rank(fd, "comms_per_file", 1, &h[1]));
+	EXPECT_EQ(-EMFILE, kt_one_rank(fd, "comms_per_file", 2, &h[2]));
+	EXPECT_EQ(0, kt_one_rank(fd2, "comms_per_file", 3, &h2));
 	/* A failed create gives its slot back; a destroyed communicator too. */
 	EXPECT_EQ(0, kt_comm_destroy(fd, h[1]));
 	EXPECT_EQ(-ENOENT, kt_comm_destroy(fd, h[1]));
-	EXPECT_EQ(0, one_rank(fd, "comms_per_file", 4, &h[2]));
-	EXPECT_EQ(-EMFILE, one_rank(fd, "comms_per_file", 5, &h[1]));
+	EXPECT_EQ(0, kt_one_rank(fd, "comms_per_file", 4, &h[2]));
+	EXPECT_EQ(-EMFILE, kt_one_rank(fd, "comms_per_file", 5, &h[1]));
 	set_param(_metadata, "max_comms_per_file", 64);
 	EXPECT_EQ(0, kt_comm_destroy(fd, h[0]));
 	EXPECT_EQ(0, kt_comm_destroy(fd, h[2]));
@@ -350,7 +327,7 @@ TEST(memcg_sees_buffers)
 		if (kt_write_str(CG_DIR "/cgroup.procs", s))
 			_exit(10);
 		fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-		if (fd < 0 || one_rank(fd, "memcg_sees_buffers", 0, &comm))
+		if (fd < 0 || kt_one_rank(fd, "memcg_sees_buffers", 0, &comm))
 			_exit(11);
 		cur = kt_read_long(CG_DIR "/memory.current", -1);
 		if (write(p[1], &cur, sizeof(cur)) != sizeof(cur))

@@ -126,6 +126,30 @@ static inline int kt_comm_create(int fd, uint64_t id, unsigned int rank, unsigne
 	return ret;
 }
 
+/* A one-rank communicator (no device, no peer): 0 or -errno, *h on success. */
+static inline int kt_one_rank(int fd, const char *name, unsigned int salt, uint32_t *h)
+{
+	struct kcoll_sockaddr me = kt_addr(kt_rank());
+
+	return kt_comm_create(fd, kt_comm_id(name, salt), 0, 1, &me, 10000, h, NULL);
+}
+
+/* Pages charged to this process (pinned_vm): VmPin in /proc/self/status, in KiB. */
+static inline long kt_vm_pin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
 /*
  * Nodes 0 .. @nodes-1 meet before a step that needs them all (files on the rig's shared run
  * directory, as rig_barrier does).  A communicator's create timeout is not a rendezvous: a
