@@ -24,22 +24,6 @@
 #define MIB (1ULL << 20)
 #define PARAMS "/sys/module/kcoll/parameters/"
 
-/*
- * VmPin once it is @kb: a collective's pins go (and their charge with them) just after
- * it completes, from its worker.  Polls for up to 20 s; returns the last value seen.
- */
-static long vm_pin_settles(long kb)
-{
-	long now = kt_vm_pin_kb();
-	int i;
-
-	for (i = 0; i < 2000 && now != kb; i++) {
-		usleep(10000);
-		now = kt_vm_pin_kb();
-	}
-	return now;
-}
-
 /* RLIMIT_MEMLOCK of @bytes and no CAP_IPC_LOCK (0), or back to @old and the capability. */
 static int memlock(rlim_t bytes, const struct rlimit *old)
 {
@@ -110,7 +94,7 @@ TEST_F(one, collective_pins_charged)
 	memset(m, 1, len);
 	ASSERT_EQ(0, memlock(MIB, NULL));
 	EXPECT_EQ(0, allreduce(self->fd, self->comm, m, MIB, false, NULL));
-	EXPECT_EQ(pin0, vm_pin_settles(pin0));
+	EXPECT_EQ(pin0, kt_vm_pin_settles(pin0));
 	EXPECT_EQ(-ENOMEM, allreduce(self->fd, self->comm, m, MIB + 1, false, NULL));
 	EXPECT_EQ(-ENOMEM, allreduce(self->fd, self->comm, m, len, false, NULL));
 	EXPECT_EQ(-ENOMEM, allreduce(self->fd, self->comm, m, len, true, &req));
@@ -121,14 +105,14 @@ TEST_F(one, collective_pins_charged)
 	EXPECT_EQ(pin0, kt_vm_pin_kb());
 	EXPECT_EQ(-ENOMEM, allreduce(self->fd, self->comm, m, MIB, false, NULL));
 	EXPECT_EQ(0, allreduce(self->fd, self->comm, m, MIB / 2, false, NULL));
-	EXPECT_EQ(pin0, vm_pin_settles(pin0));
+	EXPECT_EQ(pin0, kt_vm_pin_settles(pin0));
 	ASSERT_EQ(0, allreduce(self->fd, self->comm, m, MIB / 2, true, &req));
 	EXPECT_EQ(0, kt_wait(self->fd, self->comm, req, 10000, &status, NULL));
 	EXPECT_EQ(0, status);
-	EXPECT_EQ(pin0, vm_pin_settles(pin0));
+	EXPECT_EQ(pin0, kt_vm_pin_settles(pin0));
 	ASSERT_EQ(0, kt_set_ipc_lock(true));
 	EXPECT_EQ(0, allreduce(self->fd, self->comm, m, len, false, NULL));
-	EXPECT_EQ(pin0, vm_pin_settles(pin0));
+	EXPECT_EQ(pin0, kt_vm_pin_settles(pin0));
 	EXPECT_EQ(0, munmap(m, len));
 }
 

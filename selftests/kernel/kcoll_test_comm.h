@@ -151,6 +151,22 @@ static inline long kt_vm_pin_kb(void)
 }
 
 /*
+ * VmPin once it is @kb: an operation's pins go (and their charge with them) just after it
+ * completes, from a worker.  Polls for up to 20 s; returns the last value seen.
+ */
+static inline long kt_vm_pin_settles(long kb)
+{
+	long now = kt_vm_pin_kb();
+	int i;
+
+	for (i = 0; i < 2000 && now != kb; i++) {
+		usleep(10000);
+		now = kt_vm_pin_kb();
+	}
+	return now;
+}
+
+/*
  * Nodes 0 .. @nodes-1 meet before a step that needs them all (files on the rig's shared run
  * directory, as rig_barrier does).  A communicator's create timeout is not a rendezvous: a
  * loaded host can keep one node minutes behind another, and the early one's create then
