@@ -78,7 +78,9 @@ struct kcoll_dev {
  * struct kcoll_ctx - state of one open file of /dev/kcoll
  * @tgid:	process that opened the file (reference held until release)
  * @uid:	its effective uid at open
- * @mm:		the opener's mm (mmgrab): buffers' RLIMIT_MEMLOCK charge is undone on it
+ * @ncomms, @nreqs, @nbufs: communicators, unconsumed non-blocking requests (transfers
+ *		and collectives) and buffers in the file's tables, against the per-file caps
+ *		(kcoll_ctx_take())
  * @lock:	guards @comms and the handle counters
  * @comms:	handle -> comm, each entry holding a comm reference
  * @reqs:	non-blocking request id -> req (own xa_lock), each holding a req reference
@@ -92,7 +94,6 @@ struct kcoll_dev {
 struct kcoll_ctx {
 	struct pid *tgid;
 	kuid_t uid;
-	struct mm_struct *mm;
 	struct mutex lock;		/* see @lock above */
 	struct xarray comms;
 	u32 next_comm;
@@ -104,6 +105,9 @@ struct kcoll_ctx {
 	u32 next_op;
 	atomic_t ndone;
 	wait_queue_head_t poll_wq;
+	atomic_t ncomms;
+	atomic_t nreqs;
+	atomic_t nbufs;
 };
 
 enum kcoll_conn_state {
@@ -246,6 +250,8 @@ struct kcoll_region_chunk {
  * @dma:		DMA address of every page
  * @vaddr:		vmap() of the pages for the CPU, or NULL
  * @remote:		has registrations; @registered: their REG_MRs were posted
+ * @mm, @charged:	the mm whose pinned_vm is charged @charged pages against
+ *			RLIMIT_MEMLOCK (mmgrab held), undone on release
  */
 struct kcoll_region {
 	struct page **pages;
@@ -262,6 +268,8 @@ struct kcoll_region {
 	unsigned int chunk_pages;
 	dma_addr_t *dma;
 	void *vaddr;
+	struct mm_struct *mm;
+	unsigned long charged;
 };
 
 /**
@@ -443,7 +451,6 @@ struct kcoll_req {
  * @len:	length asked for; the region holds whole pages
  * @region:	the pages: module-owned, mapped for DMA, CPU and remote writes until
  *		@unmapped
- * @mm, @charged: the mm whose locked_vm is charged @charged pages (mmgrab held)
  * @busy:	transfers and collectives in flight on it (destroy: -EBUSY)
  * @unmapped:	the device mappings are gone (destroy or comm shutdown; teardown_mutex)
  * @remote, @remote_len: the segments every peer announced for its copy (nranks entries,
@@ -459,8 +466,6 @@ struct kcoll_buf {
 	u32 cookie;
 	u64 len;
 	struct kcoll_region region;
-	struct mm_struct *mm;
-	unsigned long charged;
 	atomic_t busy;
 	bool unmapped;
 	struct kcoll_peer_segs **remote;
@@ -568,6 +573,9 @@ extern int kcoll_tos;
 extern unsigned int kcoll_connect_timeout_ms;
 extern unsigned int kcoll_op_timeout_ms;
 extern unsigned int kcoll_max_buf_mb;
+extern unsigned int kcoll_max_comms_per_file;
+extern unsigned int kcoll_max_reqs_per_file;
+extern unsigned int kcoll_max_bufs_per_file;
 extern unsigned int kcoll_proto_version;
 extern bool kcoll_require_secret;
 u64 kcoll_wire_mac(const struct kcoll_comm *comm, const struct kcoll_wire_hello *h, u32 tag);
@@ -620,6 +628,7 @@ void kcoll_listeners_exit(void);
 int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
 /* kcoll_region.c */
+int kcoll_region_charge(struct kcoll_region *r, unsigned long npages);
 int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write);
 int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp);
 int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote, bool cpu);
@@ -709,6 +718,13 @@ struct kobject *kcoll_sysfs_subdir(const char *name, umode_t mode);
 int kcoll_chrdev_init(void);
 void kcoll_chrdev_exit(void);
 unsigned int kcoll_ctx_count(void);
+int kcoll_ctx_take(atomic_t *count, unsigned int max);
+
+/* Give back a slot kcoll_ctx_take() took. */
+static inline void kcoll_ctx_give(atomic_t *count)
+{
+	atomic_dec(count);
+}
 
 /* kcoll_uarg.c */
 int kcoll_uarg_copy_in(void *karg, size_t ksize, size_t min_size, void __user *uarg,

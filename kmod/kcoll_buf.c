@@ -31,10 +31,7 @@ static void kcoll_buf_release(struct kref *ref)
 	u32 i;
 
 	/* Every device mapping went with destroy or shutdown; only the pages are left. */
-	kcoll_region_release(&buf->region);
-	if (buf->charged)
-		atomic64_sub(buf->charged, &buf->mm->pinned_vm);
-	mmdrop(buf->mm);
+	kcoll_region_release(&buf->region);	/* and its RLIMIT_MEMLOCK charge */
 	if (buf->remote) {
 		for (i = 0; i < buf->comm->nranks; i++)
 			kfree(buf->remote[i]);
@@ -325,7 +322,7 @@ static int kcoll_buf_exchange(struct kcoll_buf *buf)
 	u32 i;
 
 	segs = kvmalloc_array(r->nchunks, sizeof(*segs), GFP_KERNEL);
-	buf->remote = kcalloc(comm->nranks, sizeof(*buf->remote), GFP_KERNEL);
+	buf->remote = kcalloc(comm->nranks, sizeof(*buf->remote), GFP_KERNEL_ACCOUNT);
 	if (!segs || !buf->remote) {
 		kvfree(segs);
 		return -ENOMEM;
@@ -385,25 +382,13 @@ out_fail:
 /* Create and destroy ------------------------------------------------------------------ */
 
 /*
- * Charge @npages to @mm's pinned_vm against RLIMIT_MEMLOCK, as ib_umem does for user
- * registrations: lock-free, so the uncharge can run in a mapping's close() under mmap_lock.
+ * The pages are charged to the creator's mm (the caller's: not that of whichever process
+ * opened the file, so passing the file on does not multiply anyone's RLIMIT_MEMLOCK), and
+ * with the rest of the buffer to the caller's memory cgroup.
  */
-static int kcoll_buf_charge(struct mm_struct *mm, unsigned long npages)
+static struct kcoll_buf *kcoll_buf_alloc(struct kcoll_comm *comm, u64 len)
 {
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	u64 now = atomic64_add_return(npages, &mm->pinned_vm);
-
-	if (now > limit && !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(npages, &mm->pinned_vm);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static struct kcoll_buf *kcoll_buf_alloc(struct kcoll_ctx *ctx, struct kcoll_comm *comm,
-					 u64 len)
-{
-	struct kcoll_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL);
+	struct kcoll_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
 	unsigned long npages = DIV_ROUND_UP_ULL(len, PAGE_SIZE);
 	int ret;
 
@@ -413,14 +398,10 @@ static struct kcoll_buf *kcoll_buf_alloc(struct kcoll_ctx *ctx, struct kcoll_com
 	kcoll_comm_get(comm);
 	buf->comm = comm;
 	buf->len = len;
-	mmgrab(ctx->mm);
-	buf->mm = ctx->mm;
 	atomic_set(&buf->busy, 0);
-	ret = kcoll_buf_charge(ctx->mm, npages);
-	if (!ret) {
-		buf->charged = npages;
+	ret = kcoll_region_charge(&buf->region, npages);
+	if (!ret)
 		ret = kcoll_region_alloc(&buf->region, len, __GFP_ZERO);
-	}
 	if (ret) {
 		kcoll_buf_put(buf);
 		return ERR_PTR(ret);
@@ -443,6 +424,7 @@ long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg)
 	struct kcoll_comm *comm;
 	struct kcoll_buf *buf;
 	u32 usize, handle;
+	bool listed = false;
 	int ret;
 
 	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_BUF_CREATE_SIZE_VER0, uarg, &usize);
@@ -454,7 +436,13 @@ long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg)
 	comm = kcoll_comm_lookup(ctx, arg.comm);
 	if (!comm)
 		return -ENOENT;
-	buf = kcoll_buf_alloc(ctx, comm, arg.length);
+	/* A slot of the file's: the ctx->maps entry owns it (kcoll_buf_forget()). */
+	ret = kcoll_ctx_take(&ctx->nbufs, kcoll_max_bufs_per_file);
+	if (ret) {
+		kcoll_comm_put(comm);
+		return ret;
+	}
+	buf = kcoll_buf_alloc(comm, arg.length);
 	if (IS_ERR(buf)) {
 		ret = PTR_ERR(buf);
 		goto out_put_comm;
@@ -491,6 +479,7 @@ long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg)
 		xa_erase(&comm->bufs, handle);
 		goto out_unmap;
 	}
+	listed = true;
 	kcoll_teardown_unlock(comm);
 
 	arg.handle = handle;
@@ -505,6 +494,8 @@ out_unlock:
 	kcoll_teardown_unlock(comm);
 	kcoll_buf_put(buf);
 out_put_comm:
+	if (!listed)
+		kcoll_ctx_give(&ctx->nbufs);
 	kcoll_comm_put(comm);
 	return ret;
 }
@@ -514,8 +505,10 @@ static void kcoll_buf_forget(struct kcoll_ctx *ctx, struct kcoll_buf *buf)
 {
 	lockdep_assert_held(&buf->comm->teardown_mutex);
 	kcoll_buf_unmap(buf);
-	if (xa_erase(&ctx->maps, buf->cookie) == buf)
+	if (xa_erase(&ctx->maps, buf->cookie) == buf) {
+		kcoll_ctx_give(&ctx->nbufs);
 		kcoll_buf_put(buf);
+	}
 	kcoll_buf_put(buf);	/* the comm table's */
 }
 

@@ -30,17 +30,33 @@ unsigned int kcoll_ctx_count(void)
 	return atomic_read(&kcoll_nctx);
 }
 
+/**
+ * kcoll_ctx_take - take one of a file's @max slots for a communicator, request or buffer
+ * @count:	the file's counter (ctx->ncomms, ->nreqs or ->nbufs)
+ * @max:	the module parameter capping it (a value: writable at any time, read once)
+ *
+ * Bounds the kernel memory one open file can hold beyond RLIMIT_MEMLOCK and its memory
+ * cgroup (Documentation/security.rst).  kcoll_ctx_give() returns the slot.
+ * Return: 0, or -EMFILE when all are taken.
+ */
+int kcoll_ctx_take(atomic_t *count, unsigned int max)
+{
+	if (atomic_inc_return(count) > max) {
+		atomic_dec(count);
+		return -EMFILE;
+	}
+	return 0;
+}
+
 static int kcoll_open(struct inode *inode, struct file *file)
 {
 	struct kcoll_ctx *ctx;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
 		return -ENOMEM;
 	ctx->tgid = get_pid(task_tgid(current));
 	ctx->uid = current_euid();
-	mmgrab(current->mm);
-	ctx->mm = current->mm;
 	mutex_init(&ctx->lock);
 	xa_init_flags(&ctx->comms, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->reqs, XA_FLAGS_ALLOC1);
@@ -63,7 +79,6 @@ static int kcoll_release(struct inode *inode, struct file *file)
 	xa_destroy(&ctx->ops);
 	xa_destroy(&ctx->reqs);
 	xa_destroy(&ctx->maps);
-	mmdrop(ctx->mm);
 	put_pid(ctx->tgid);
 	kfree(ctx);
 	atomic_dec(&kcoll_nctx);
@@ -97,12 +112,20 @@ static long kcoll_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct kcoll_ctx *ctx = file->private_data;
 	void __user *uarg = (void __user *)arg;
+	long ret;
 
 	switch (cmd) {
 	case KCOLL_IOC_GET_INFO:
 		return kcoll_ioctl_get_info(ctx, uarg);
 	case KCOLL_IOC_COMM_CREATE:
-		return kcoll_ioctl_comm_create(ctx, uarg);
+		/* The slot goes with the handle (kcoll_comm_unhandle()) if creation succeeds. */
+		ret = kcoll_ctx_take(&ctx->ncomms, kcoll_max_comms_per_file);
+		if (ret)
+			return ret;
+		ret = kcoll_ioctl_comm_create(ctx, uarg);
+		if (ret)
+			kcoll_ctx_give(&ctx->ncomms);
+		return ret;
 	case KCOLL_IOC_COMM_DESTROY:
 		return kcoll_ioctl_comm_destroy(ctx, uarg);
 	case KCOLL_IOC_COMM_ABORT:

@@ -186,7 +186,7 @@ static int kcoll_op_copy_counts(struct kcoll_op *op, const struct kcoll_coll *ar
 	};
 	u32 i;
 
-	op->counts = kmalloc_array(narrays * n, sizeof(u64), GFP_KERNEL);
+	op->counts = kmalloc_array(narrays * n, sizeof(u64), GFP_KERNEL_ACCOUNT);
 	if (!op->counts)
 		return -ENOMEM;
 	for (i = 0; i < narrays; i++) {
@@ -307,7 +307,7 @@ static struct kcoll_op *kcoll_op_create(struct kcoll_comm *comm, const struct kc
 	int ret, algo;
 	u32 i;
 
-	op = kzalloc(sizeof(*op), GFP_KERNEL);
+	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
 	if (!op)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&op->ref);
@@ -359,9 +359,9 @@ static struct kcoll_op *kcoll_op_create(struct kcoll_comm *comm, const struct kc
 	if (ret)
 		goto out_free;
 	op->nsteps = info.nsteps;
-	op->steps = kvmalloc_array(max(info.nsteps, 1U), sizeof(*op->steps), GFP_KERNEL);
-	op->sstate = kvzalloc(max(info.nsteps, 1U), GFP_KERNEL);
-	op->sstatus = kvcalloc(max(info.nsteps, 1U), sizeof(int), GFP_KERNEL);
+	op->steps = kvmalloc_array(max(info.nsteps, 1U), sizeof(*op->steps), GFP_KERNEL_ACCOUNT);
+	op->sstate = kvzalloc(max(info.nsteps, 1U), GFP_KERNEL_ACCOUNT);
+	op->sstatus = kvcalloc(max(info.nsteps, 1U), sizeof(int), GFP_KERNEL_ACCOUNT);
 	if (!op->steps || !op->sstate || !op->sstatus) {
 		ret = -ENOMEM;
 		goto out_free;
@@ -748,6 +748,7 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 	struct kcoll_comm *comm;
 	struct kcoll_coll arg;
 	struct kcoll_op *op;
+	bool slot = false;
 	u32 usize, id;
 	long ret;
 
@@ -763,6 +764,11 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 		ret = comm->state == KCOLL_COMM_READY ? 0 :
 		      (comm->error ? comm->error : -ENOTCONN);
 		spin_unlock_bh(&comm->lock);
+	}
+	/* Before pinning anything: a slot of the file's, owned by the ctx->ops entry. */
+	if (!ret && (arg.flags & KCOLL_COLL_NONBLOCK)) {
+		ret = kcoll_ctx_take(&ctx->nreqs, kcoll_max_reqs_per_file);
+		slot = !ret;
 	}
 	if (ret)
 		goto out_put_comm;
@@ -784,11 +790,14 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 			goto out_put_op;
 		op->id = id;
 		kref_get(&op->ref);	/* the request table's */
+		slot = false;		/* and the file's slot */
 	}
 	ret = kcoll_op_submit(op);
 	if (ret) {
-		if (op->id && xa_erase(&ctx->ops, op->id))
+		if (op->id && xa_erase(&ctx->ops, op->id)) {
+			kcoll_ctx_give(&ctx->nreqs);
 			kcoll_op_put(op);
+		}
 		goto out_put_op;
 	}
 	arg.algo_used = op->algo;
@@ -811,6 +820,8 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 out_put_op:
 	kcoll_op_put(op);
 out_put_comm:
+	if (slot)
+		kcoll_ctx_give(&ctx->nreqs);
 	kcoll_comm_put(comm);
 	return ret;
 }
@@ -855,6 +866,7 @@ int kcoll_coll_wait_ctx(struct kcoll_ctx *ctx, struct kcoll_wait *arg)
 	}
 	if (xa_erase(&ctx->ops, id) == op) {
 		atomic_dec(&ctx->ndone);
+		kcoll_ctx_give(&ctx->nreqs);
 		kcoll_op_put(op);
 	}
 	arg->status = op->status;
@@ -870,8 +882,10 @@ void kcoll_ctx_drop_ops(struct kcoll_ctx *ctx)
 	unsigned long id;
 
 	xa_for_each(&ctx->ops, id, op) {
-		if (xa_erase(&ctx->ops, id) == op)
+		if (xa_erase(&ctx->ops, id) == op) {
+			kcoll_ctx_give(&ctx->nreqs);
 			kcoll_op_put(op);
+		}
 	}
 }
 

@@ -479,7 +479,7 @@ static int kcoll_comm_read_peers(struct kcoll_comm *comm, const struct kcoll_com
 	u32 i;
 	int ret;
 
-	comm->addrs = kvcalloc(arg->nranks, sizeof(*comm->addrs), GFP_KERNEL);
+	comm->addrs = kvcalloc(arg->nranks, sizeof(*comm->addrs), GFP_KERNEL_ACCOUNT);
 	if (!comm->addrs)
 		return -ENOMEM;
 	for (i = 0; i < arg->nranks; i++) {
@@ -610,7 +610,7 @@ static struct kcoll_comm *kcoll_comm_alloc(const struct kcoll_comm_create *arg)
 	struct kcoll_comm *comm;
 	u32 i;
 
-	comm = kvzalloc(struct_size(comm, conns, arg->nranks), GFP_KERNEL);
+	comm = kvzalloc(struct_size(comm, conns, arg->nranks), GFP_KERNEL_ACCOUNT);
 	if (!comm)
 		return NULL;
 	kobject_init(&comm->kobj, &kcoll_comm_ktype);
@@ -832,8 +832,10 @@ static struct kcoll_comm *kcoll_comm_unhandle(struct kcoll_ctx *ctx, u32 handle)
 
 	mutex_lock(&ctx->lock);
 	comm = xa_load(&ctx->comms, handle);
-	if (comm)
+	if (comm) {
 		xa_erase(&ctx->comms, handle);
+		kcoll_ctx_give(&ctx->ncomms);	/* the slot COMM_CREATE took */
+	}
 	mutex_unlock(&ctx->lock);
 	return comm;
 }

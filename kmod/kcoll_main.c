@@ -46,6 +46,18 @@ unsigned int kcoll_max_buf_mb = 1024;
 module_param_named(max_buf_mb, kcoll_max_buf_mb, uint, 0644);
 MODULE_PARM_DESC(max_buf_mb, "Largest zero-copy buffer in MiB (default 1024)");
 
+/* Per open file of /dev/kcoll: past a cap, the call fails with EMFILE (security.rst). */
+unsigned int kcoll_max_comms_per_file = 64;
+module_param_named(max_comms_per_file, kcoll_max_comms_per_file, uint, 0644);
+MODULE_PARM_DESC(max_comms_per_file, "Communicators per open file (default 64)");
+unsigned int kcoll_max_reqs_per_file = 4096;
+module_param_named(max_reqs_per_file, kcoll_max_reqs_per_file, uint, 0644);
+MODULE_PARM_DESC(max_reqs_per_file,
+		 "Non-blocking transfers and collectives per open file not waited for yet (default 4096)");
+unsigned int kcoll_max_bufs_per_file = 1024;
+module_param_named(max_bufs_per_file, kcoll_max_bufs_per_file, uint, 0644);
+MODULE_PARM_DESC(max_bufs_per_file, "Zero-copy buffers per open file (default 1024)");
+
 /* Only for testing how a peer speaking another protocol version is refused. */
 unsigned int kcoll_proto_version = KCOLL_PROTO_VERSION;
 module_param_named(proto_version, kcoll_proto_version, uint, 0444);

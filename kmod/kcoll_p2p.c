@@ -910,7 +910,7 @@ static int kcoll_p2p_check(const struct kcoll_p2p *arg, struct kcoll_comm *comm)
  */
 struct kcoll_req *kcoll_req_new(struct kcoll_comm *comm, u32 peer, bool send)
 {
-	struct kcoll_req *req = kzalloc(sizeof(*req), GFP_KERNEL);
+	struct kcoll_req *req = kzalloc(sizeof(*req), GFP_KERNEL_ACCOUNT);
 
 	if (!req)
 		return NULL;
@@ -996,7 +996,7 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 	struct kcoll_req *req;
 	struct kcoll_p2p arg;
 	u32 usize, id;
-	bool held = false;
+	bool held = false, slot = false;
 	int ret;
 
 	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_P2P_SIZE_VER0, uarg, &usize);
@@ -1013,6 +1013,13 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 	spin_unlock_bh(&comm->lock);
 	if (ret)
 		goto out_put_comm;
+	/* Before pinning anything: a slot of the file's, owned by the ctx->reqs entry. */
+	if (arg.flags & KCOLL_P2P_NONBLOCK) {
+		ret = kcoll_ctx_take(&ctx->nreqs, kcoll_max_reqs_per_file);
+		if (ret)
+			goto out_put_comm;
+		slot = true;
+	}
 
 	req = kcoll_req_new(comm, arg.peer, arg.flags & KCOLL_P2P_SEND);
 	if (!req) {
@@ -1056,11 +1063,14 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 		}
 		req->id = id;
 		kref_get(&req->ref);	/* the request table's reference */
+		slot = false;		/* and the file's slot */
 	}
 	ret = kcoll_req_queue(req);
 	if (ret) {
-		if (req->id && xa_erase(&ctx->reqs, req->id))
+		if (req->id && xa_erase(&ctx->reqs, req->id)) {
+			kcoll_ctx_give(&ctx->nreqs);
 			kcoll_req_put(req);
+		}
 		kcoll_mem_release(&req->mem);
 		goto out_put_req;
 	}
@@ -1083,6 +1093,8 @@ out_put_req:
 		kcoll_comm_hw_unhold(comm);
 	kcoll_req_put(req);
 out_put_comm:
+	if (slot)
+		kcoll_ctx_give(&ctx->nreqs);
 	kcoll_comm_put(comm);
 	return ret;
 }
@@ -1135,6 +1147,7 @@ long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg)
 	/* Consume it: whoever erases it owns the table's reference. */
 	if (xa_erase(&ctx->reqs, arg.req) == req) {
 		atomic_dec(&ctx->ndone);
+		kcoll_ctx_give(&ctx->nreqs);
 		kcoll_req_put(req);
 	}
 	arg.status = req->status;
@@ -1151,7 +1164,9 @@ void kcoll_ctx_drop_reqs(struct kcoll_ctx *ctx)
 	unsigned long id;
 
 	xa_for_each(&ctx->reqs, id, req) {
-		if (xa_erase(&ctx->reqs, id) == req)
+		if (xa_erase(&ctx->reqs, id) == req) {
+			kcoll_ctx_give(&ctx->nreqs);
 			kcoll_req_put(req);
+		}
 	}
 }

@@ -14,8 +14,11 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -37,13 +40,52 @@ static u32 kcoll_region_mr_pages(struct kcoll_comm *comm)
 }
 
 /**
+ * kcoll_region_charge - charge a region's pages to the caller's mm
+ * @r:		region, not charged yet
+ * @npages:	pages it holds or will hold
+ *
+ * As ib_umem and io_uring do for pinned user memory: current->mm's pinned_vm grows by
+ * @npages, against the caller's RLIMIT_MEMLOCK (CAP_IPC_LOCK bypasses it).  The mm is
+ * grabbed so that kcoll_region_release() uncharges the same mm from whatever context frees
+ * the region; lock-free, so that can be a mapping's close() under mmap_lock.
+ * Return: 0, or -ENOMEM over the limit.
+ */
+int kcoll_region_charge(struct kcoll_region *r, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct mm_struct *mm = current->mm;
+
+	if (WARN_ON_ONCE(!mm || r->mm))
+		return -EINVAL;
+	if (atomic64_add_return(npages, &mm->pinned_vm) > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	mmgrab(mm);
+	r->mm = mm;
+	r->charged = npages;
+	return 0;
+}
+
+static void kcoll_region_uncharge(struct kcoll_region *r)
+{
+	if (!r->mm)
+		return;
+	atomic64_sub(r->charged, &r->mm->pinned_vm);
+	mmdrop(r->mm);
+	r->mm = NULL;
+	r->charged = 0;
+}
+
+/**
  * kcoll_region_pin - pin user memory for an operation
  * @r:		zeroed region
  * @uaddr:	user address
  * @len:	bytes (0: an empty region)
  * @write:	the operation writes into it
  *
- * Return: 0, -EFAULT (bad range) or -ENOMEM.
+ * The pages are charged to the caller's mm (kcoll_region_charge()) while pinned.
+ * Return: 0, -EFAULT (bad range) or -ENOMEM (also over RLIMIT_MEMLOCK).
  */
 int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write)
 {
@@ -58,10 +100,15 @@ int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write)
 	if (uaddr + len < uaddr || ((uaddr + len - 1) >> PAGE_SHIFT) - first >= INT_MAX)
 		return -EFAULT;
 	npages = ((uaddr + len - 1) >> PAGE_SHIFT) - first + 1;
+	ret = kcoll_region_charge(r, npages);
+	if (ret)
+		return ret;
 	/* The caller chose the size: no allocator warning for an absurd one, just -ENOMEM. */
-	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL | __GFP_NOWARN);
-	if (!r->pages)
+	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!r->pages) {
+		kcoll_region_uncharge(r);
 		return -ENOMEM;
+	}
 	while (done < npages) {
 		ret = pin_user_pages_fast((first + done) << PAGE_SHIFT, npages - done,
 					  write ? FOLL_WRITE | FOLL_LONGTERM : FOLL_LONGTERM,
@@ -70,6 +117,7 @@ int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write)
 			unpin_user_pages(r->pages, done);
 			kvfree(r->pages);
 			r->pages = NULL;
+			kcoll_region_uncharge(r);
 			return ret == -ENOMEM ? -ENOMEM : -EFAULT;
 		}
 		done += ret;
@@ -86,7 +134,8 @@ int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write)
  * @len:	bytes (rounded up to pages)
  * @gfp:	extra allocation flags (__GFP_ZERO for memory that reaches userspace)
  *
- * The pages are order-0 (split_page()), so they can be inserted into a user mapping.
+ * The pages are order-0 (split_page()), so they can be inserted into a user mapping; they
+ * and their array are charged to the caller's memory cgroup (GFP_KERNEL_ACCOUNT).
  * Return: 0, or -ENOMEM (also for more than INT_MAX pages).
  */
 int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
@@ -101,7 +150,12 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 	if (len > (u64)INT_MAX << PAGE_SHIFT)
 		return -ENOMEM;
 	npages = DIV_ROUND_UP_ULL(len, PAGE_SIZE);
-	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL | __GFP_NOWARN);
+	/*
+	 * The caller chose the size: over its memory cgroup's limit (or out of memory) the
+	 * call fails with -ENOMEM, quietly, rather than waking the OOM killer.
+	 */
+	gfp |= GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
+	r->pages = kvmalloc_array(npages, sizeof(*r->pages), gfp);
 	if (!r->pages)
 		return -ENOMEM;
 	while (done < npages) {
@@ -110,8 +164,9 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 		struct page *page = NULL;
 
 		for (; !page; order--) {
-			page = alloc_pages(GFP_KERNEL | gfp | (order ? __GFP_NORETRY |
-							       __GFP_NOWARN : 0), order);
+			/* Larger runs are a bonus: try them once, without reclaim. */
+			page = alloc_pages(order ? (gfp & ~__GFP_RETRY_MAYFAIL) | __GFP_NORETRY :
+					   gfp, order);
 			if (page || !order)
 				break;
 		}
@@ -236,14 +291,19 @@ void kcoll_region_unmap(struct kcoll_region *r)
 	r->registered = false;
 }
 
-/* Undo everything: unmap, then unpin (marking written pages dirty) or free the pages. */
+/*
+ * Undo everything: unmap, then unpin (marking written pages dirty) or free the pages, and
+ * uncharge them.
+ */
 void kcoll_region_release(struct kcoll_region *r)
 {
 	unsigned int i;
 
 	kcoll_region_unmap(r);
-	if (!r->pages)
+	if (!r->pages) {
+		kcoll_region_uncharge(r);
 		return;
+	}
 	if (r->pinned) {
 		unpin_user_pages_dirty_lock(r->pages, r->npages, r->write);
 	} else {
@@ -253,6 +313,7 @@ void kcoll_region_release(struct kcoll_region *r)
 	kvfree(r->pages);
 	r->pages = NULL;
 	r->npages = 0;
+	kcoll_region_uncharge(r);
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 #include <poll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "kcoll_test_comm.h"
@@ -169,6 +170,49 @@ TEST_F_TIMEOUT(world, many_in_flight_unaligned, 300)
 	EXPECT_EQ((uint64_t)N * SZ, j);
 	free(tx);
 	free(rx);
+}
+
+/*
+ * Point-to-point pins count against RLIMIT_MEMLOCK while they last: a send or receive over
+ * a 1 MiB limit is ENOMEM before anything is queued (the peer sees nothing), a receive and
+ * a send of 512 KiB each fit together, and the charge goes with the pins.
+ */
+TEST_F_TIMEOUT(world, pins_charged_to_memlock, 120)
+{
+	size_t mib = 1 << 20, half = mib / 2;
+	char *tx = mmap(NULL, 2 * mib, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			-1, 0);
+	char *rx = mmap(NULL, half, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rlimit old, rl = { mib, mib };
+	long pin0 = kt_vm_pin_kb();
+	uint64_t req, got;
+	int status;
+
+	ASSERT_NE(MAP_FAILED, tx);
+	ASSERT_NE(MAP_FAILED, rx);
+	ASSERT_LE(0, pin0);
+	memset(tx, self->rank + 1, 2 * mib);
+	ASSERT_EQ(0, getrlimit(RLIMIT_MEMLOCK, &old));
+	ASSERT_EQ(0, kt_set_ipc_lock(false));
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &rl));
+	EXPECT_EQ(-ENOMEM, kt_p2p(self->fd, self->comm, KCOLL_P2P_SEND, self->next, tx,
+				  mib + 1, NULL));
+	EXPECT_EQ(-ENOMEM, kt_p2p(self->fd, self->comm, KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK,
+				  self->prev, tx, 2 * mib, &req));
+	EXPECT_EQ(pin0, kt_vm_pin_kb());
+	ASSERT_EQ(0, kt_p2p(self->fd, self->comm, KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK,
+			    self->prev, rx, half, &req));
+	EXPECT_EQ(pin0 + (long)(half / 1024), kt_vm_pin_kb());
+	ASSERT_EQ(0, kt_p2p(self->fd, self->comm, KCOLL_P2P_SEND, self->next, tx, half, NULL));
+	ASSERT_EQ(0, kt_wait(self->fd, self->comm, req, ~0u, &status, &got));
+	EXPECT_EQ(0, status);
+	EXPECT_EQ(half, got);
+	EXPECT_EQ(self->prev + 1, rx[half - 1]);
+	EXPECT_EQ(pin0, kt_vm_pin_settles(pin0));
+	ASSERT_EQ(0, setrlimit(RLIMIT_MEMLOCK, &old));
+	ASSERT_EQ(0, kt_set_ipc_lock(true));
+	munmap(tx, 2 * mib);
+	munmap(rx, half);
 }
 
 /*

@@ -24,29 +24,6 @@
 
 #define PG 4096ULL
 
-static int one_rank(int fd, const char *name, unsigned int salt, uint32_t *h)
-{
-	struct kcoll_sockaddr me = kt_addr(kt_rank());
-
-	return kt_comm_create(fd, kt_comm_id(name, salt), 0, 1, &me, 10000, h, NULL);
-}
-
-/* Pages charged to this process (pinned_vm): VmPin in /proc/self/status, in KiB. */
-static long vm_pin_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
 /* Communicators listed on the node (/sys/kernel/kcoll/comms). */
 static int count_comms(void)
 {
@@ -71,7 +48,7 @@ FIXTURE_SETUP(one)
 {
 	self->fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, one_rank(self->fd, _metadata->name, 0, &self->comm));
+	ASSERT_EQ(0, kt_one_rank(self->fd, _metadata->name, 0, &self->comm));
 }
 
 FIXTURE_TEARDOWN(one)
@@ -132,7 +109,7 @@ TEST_F(one, buffers)
 	static const uint64_t lens[] = { 1, PG, PG + 1, 1 << 20, (8 << 20) + 3 };
 	struct rlimit old, rl = { 1 << 20, 1 << 20 };
 	unsigned int i;
-	long pin0 = vm_pin_kb();
+	long pin0 = kt_vm_pin_kb();
 
 	ASSERT_LE(0, pin0);
 	for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
@@ -149,7 +126,7 @@ TEST_F(one, buffers)
 
 		ASSERT_EQ(0, kt_buf_create(self->fd, self->comm, len, &h, &off)) TH_LOG("%llu",
 			(unsigned long long)len);
-		EXPECT_EQ(pin0 + (long)(pages * PG / 1024), vm_pin_kb());
+		EXPECT_EQ(pin0 + (long)(pages * PG / 1024), kt_vm_pin_kb());
 		m = mmap(NULL, pages * PG, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd, off);
 		ASSERT_NE(MAP_FAILED, m);
 		for (j = 0; j < pages * PG; j += PG / 2)
@@ -165,10 +142,10 @@ TEST_F(one, buffers)
 		EXPECT_EQ(0, kt_buf_destroy(self->fd, self->comm, h));
 		EXPECT_EQ(-ENOENT, kt_buf_destroy(self->fd, self->comm, h));
 		/* Still mapped: the pages and their charge stay until munmap. */
-		EXPECT_EQ(pin0 + (long)(pages * PG / 1024), vm_pin_kb());
+		EXPECT_EQ(pin0 + (long)(pages * PG / 1024), kt_vm_pin_kb());
 		m[len - 1] = 1;
 		EXPECT_EQ(0, munmap(m, pages * PG));
-		EXPECT_EQ(pin0, vm_pin_kb());
+		EXPECT_EQ(pin0, kt_vm_pin_kb());
 	}
 	/* RLIMIT_MEMLOCK applies as on any communicator. */
 	ASSERT_EQ(0, getrlimit(RLIMIT_MEMLOCK, &old));
@@ -394,7 +371,7 @@ TEST(create_destroy_race)
 	for (i = 0; i < n && kt_now() - t0 < 60; i++) {
 		uint32_t h;
 
-		if (!one_rank(r.fd, "race", i, &h)) {
+		if (!kt_one_rank(r.fd, "race", i, &h)) {
 			created++;
 			r.last = h;
 			kt_comm_destroy(r.fd, h);	/* ENOENT if a destroyer was first */

@@ -166,6 +166,46 @@ static inline int kt_comm_create(int fd, uint64_t id, unsigned int rank, unsigne
 				     failed_rank);
 }
 
+/* A one-rank communicator (no device, no peer): 0 or -errno, *h on success. */
+static inline int kt_one_rank(int fd, const char *name, unsigned int salt, uint32_t *h)
+{
+	struct kcoll_sockaddr me = kt_addr(kt_rank());
+
+	return kt_comm_create(fd, kt_comm_id(name, salt), 0, 1, &me, 10000, h, NULL);
+}
+
+/* Pages charged to this process (pinned_vm): VmPin in /proc/self/status, in KiB. */
+static inline long kt_vm_pin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * VmPin once it is @kb: an operation's pins go (and their charge with them) just after it
+ * completes, from a worker.  Polls for up to 20 s; returns the last value seen.
+ */
+static inline long kt_vm_pin_settles(long kb)
+{
+	long now = kt_vm_pin_kb();
+	int i;
+
+	for (i = 0; i < 2000 && now != kb; i++) {
+		usleep(10000);
+		now = kt_vm_pin_kb();
+	}
+	return now;
+}
+
 /*
  * Nodes 0 .. @nodes-1 meet before a step that needs them all (files on the rig's shared run
  * directory, as rig_barrier does).  A communicator's create timeout is not a rendezvous: a
