@@ -895,9 +895,10 @@ int kcoll_req_queue(struct kcoll_req *req)
  * comm failed, wait for that shutdown, which queues the hw_work.  Eager receives and
  * zero-copy buffers announce no keys of the caller's memory and do not wait.
  *
- * A receive that failed with ECONNRESET on a comm that goes on (its peer said BYE and
- * destroyed its end, so the only connection its keys were announced on is gone) keeps its
- * registration until the comm is destroyed or fails.
+ * Not covered: a receive that failed with ECONNRESET on a comm that goes on (its peer said
+ * BYE and destroyed its end of the only connection its keys were announced on) is
+ * reported before the disconnect that follows has drained that QP and released it
+ * (kcoll_conn_release_reqs()).
  *
  * Context: process, no kcoll lock and no hardware hold (shutdown waits for those).
  */
