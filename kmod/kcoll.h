@@ -405,6 +405,8 @@ enum kcoll_req_state {
  * @acked:	send, eager: the EAGER's completion arrived (comm->lock)
  * @step_noted:	a collective's eager send told its operation it was done when it was
  *		posted (comm->lock)
+ * @keyed:	receive: its CTS announced keys of its own memory (mem.own), which die
+ *		with @hw_work before the outcome is reported (kcoll_req_settle())
  * @id:		non-blocking request id, or 0
  * @qlist:	in conn->sendq / conn->recvq (comm->lock)
  * @all:	in comm->reqs while it holds hardware resources (comm->lock)
@@ -431,6 +433,7 @@ struct kcoll_req {
 	bool eager;
 	bool acked;
 	bool step_noted;
+	bool keyed;
 	u64 id;
 	struct list_head qlist;
 	struct list_head all;
@@ -632,6 +635,7 @@ int kcoll_region_charge(struct kcoll_region *r, unsigned long npages);
 int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write);
 int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp);
 int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote, bool cpu);
+void kcoll_region_revoke(struct kcoll_region *r);
 void kcoll_region_unmap(struct kcoll_region *r);
 void kcoll_region_release(struct kcoll_region *r);
 int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struct ib_cqe *cqe);

@@ -605,6 +605,12 @@ static void kcoll_op_finish(struct kcoll_op *op, int status)
 	    kcoll_op_result(op, &off, &count) && count)
 		kcoll_engine_finalize(kcoll_op_ptr(op, KCOLL_BUF_RECV, off * op->args.elem_size),
 				      count, op->dtype, op->redop, op->args.nranks);
+	/*
+	 * The caller's receive memory must not stay writable after the call returns, even
+	 * while step requests still hold the regions (an eager send waiting for its
+	 * acknowledgment): its keys die now, before the outcome is reported.
+	 */
+	kcoll_region_revoke(&op->own[KCOLL_BUF_RECV]);
 	trace_kcoll_op_finish(comm->comm_id, comm->rank, op->tag >> 32, op->args.coll,
 			      kcoll_op_payload(op), status);
 	if (!status) {

@@ -319,6 +319,7 @@ again:
 		if (!eager_only) {
 			kref_get(&req->ref);	/* put by kcoll_conn_tx_done() */
 			c->req = req;
+			req->keyed = r == &req->mem.own;
 		}
 		if (kcoll_ctrl_post(conn, c, struct_size(m, segs, nsegs))) {
 			if (!eager_only) {
@@ -971,6 +972,41 @@ int kcoll_req_queue(struct kcoll_req *req)
 	return 0;
 }
 
+/**
+ * kcoll_req_settle - kill the keys of a receive's own memory before reporting it
+ * @req:	a request that is done (or whose comm was just failed by its waiter)
+ *
+ * A receive into the caller's memory announced rkeys in its CTS (req->keyed).  The call
+ * must not return while a peer could still write there with them: its MRs are
+ * deregistered (kcoll_mem_release(), in hw_work) before the caller hears the outcome.
+ * A completed request's hw_work is already queued: wait for it.  A failed one keeps its
+ * memory until shutdown has drained the QPs (a work request may still use it): when the
+ * comm failed, wait for that shutdown, which queues the hw_work.  Eager receives and
+ * zero-copy buffers announce no keys of the caller's memory and do not wait.
+ *
+ * Not covered: a receive that failed with ECONNRESET on a comm that goes on (its peer said
+ * BYE and destroyed its end of the only connection its keys were announced on) is
+ * reported before the disconnect that follows has drained that QP and released it
+ * (kcoll_conn_release_reqs()).
+ *
+ * Context: process, no kcoll lock and no hardware hold (shutdown waits for those).
+ */
+static void kcoll_req_settle(struct kcoll_req *req)
+{
+	struct kcoll_comm *comm = req->comm;
+	bool queued, failed;
+
+	if (!READ_ONCE(req->keyed))
+		return;
+	spin_lock_bh(&comm->lock);
+	queued = req->hw_queued;
+	failed = comm->state != KCOLL_COMM_READY;
+	spin_unlock_bh(&comm->lock);
+	if (!queued && failed)
+		flush_work(&comm->shutdown_work);
+	flush_work(&req->hw_work);
+}
+
 /*
  * Wait for a blocking request (@timeout_ms 0: as long as the peer is alive); a timeout or a
  * fatal signal poisons the comm, since the request cannot be taken back from the wire.
@@ -985,8 +1021,10 @@ static int kcoll_req_wait(struct kcoll_req *req, u32 timeout_ms)
 						       MAX_SCHEDULE_TIMEOUT);
 	if (ret <= 0) {
 		kcoll_comm_fail(comm, ret ? -EINTR : -ETIMEDOUT, req->conn->peer);
+		kcoll_req_settle(req);
 		return ret ? -EINTR : -ETIMEDOUT;
 	}
+	kcoll_req_settle(req);
 	return req->status;
 }
 
@@ -1144,6 +1182,7 @@ long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg)
 		kcoll_req_put(req);
 		return -EAGAIN;
 	}
+	kcoll_req_settle(req);
 	/* Consume it: whoever erases it owns the table's reference. */
 	if (xa_erase(&ctx->reqs, arg.req) == req) {
 		atomic_dec(&ctx->ndone);

@@ -9,8 +9,9 @@
  *  - by peers for remote writes: FRWR memory regions, one per chunk of up to 512 pages
  *    (@chunks), announced in CTS segments (kcoll_region_segs());
  *  - by the CPU (reductions, local copies): a vmap() of the pages (@vaddr).
- * Remote access has page granularity: the bytes of the first and last page outside
- * [0, @len) are writable by the communicator's peers while the region is registered.
+ * Remote access to pinned user memory is byte-exact: its registrations cover [0, @len) and
+ * nothing else of the first and last page, which may hold anything of the process.  Module
+ * pages (buffers, scratch) are registered whole: they hold nothing but the region.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -186,6 +187,38 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 	return 0;
 }
 
+/*
+ * Map chunk @ch (pages [@first, @first + @n) of @r, DMA mapped) into its MR.  Pinned user
+ * memory is registered byte-exact: the MR starts at the caller's first byte (the in-page
+ * offset, through ib_map_mr_sg()'s sg_offset) and ends after its last (the last entry's
+ * length is shortened for the call and restored for the unmap), so its iova and length
+ * are the caller's bytes.  The chunk holds at least one byte of the region, and every
+ * mapped entry whole pages, so the trimmed entry keeps a positive length.
+ */
+static int kcoll_region_map_mr(struct kcoll_region *r, struct kcoll_region_chunk *ch,
+			       unsigned int first, unsigned int n)
+{
+	u64 start = (u64)first << PAGE_SHIFT, end = (u64)(first + n) << PAGE_SHIFT;
+	unsigned int off = 0, trim = 0, len, i;
+	struct scatterlist *sg, *last = NULL;
+	int ret;
+
+	if (r->pinned) {
+		if (start < r->first_off)
+			off = r->first_off - start;
+		trim = end - min_t(u64, end, r->first_off + r->len);
+	}
+	for_each_sgtable_dma_sg(&ch->sgt, sg, i)
+		last = sg;
+	len = sg_dma_len(last);
+	sg_dma_len(last) = len - trim;
+	ret = ib_map_mr_sg(ch->mr, ch->sgt.sgl, ch->sgt.nents, &off, PAGE_SIZE);
+	sg_dma_len(last) = len;
+	if (ret != ch->sgt.nents)
+		return ret < 0 ? ret : -EINVAL;
+	return 0;
+}
+
 /**
  * kcoll_region_map - DMA-map a region on its communicator's device
  * @comm:	communicator (its device and PD; a one-rank communicator has neither, and its
@@ -251,9 +284,9 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 			ch->mr = NULL;
 			return ret;
 		}
-		ret = ib_map_mr_sg(ch->mr, ch->sgt.sgl, ch->sgt.nents, NULL, PAGE_SIZE);
-		if (ret != ch->sgt.nents)
-			return ret < 0 ? ret : -EINVAL;
+		ret = kcoll_region_map_mr(r, ch, first, n);
+		if (ret)
+			return ret;
 	}
 map_cpu:
 	if (cpu) {
@@ -265,6 +298,33 @@ map_cpu:
 	return 0;
 }
 
+/**
+ * kcoll_region_revoke - end the peers' access to a region now
+ * @r:		the region
+ *
+ * Deregisters its MRs: once ib_dereg_mr() has returned, their rkeys are invalid and a
+ * peer's write with one fails (a remote access error, which breaks that connection).
+ * The DMA mappings, the vmap and the pages stay for local use.  Called before an operation
+ * is reported complete, so no key of the caller's memory outlives the call.
+ *
+ * Context: process; no REG_MR of @r in flight (kcoll_region_register() waited for them).
+ */
+void kcoll_region_revoke(struct kcoll_region *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nchunks; i++) {
+		struct kcoll_region_chunk *ch = &r->chunks[i];
+
+		if (ch->mr) {
+			ib_dereg_mr(ch->mr);
+			ch->mr = NULL;
+		}
+	}
+	r->remote = false;
+	r->registered = false;
+}
+
 /* Undo kcoll_region_map(): registrations, DMA mappings, vmap.  The pages stay. */
 void kcoll_region_unmap(struct kcoll_region *r)
 {
@@ -274,11 +334,10 @@ void kcoll_region_unmap(struct kcoll_region *r)
 		vunmap(r->vaddr);
 		r->vaddr = NULL;
 	}
+	kcoll_region_revoke(r);
 	for (i = 0; i < r->nchunks; i++) {
 		struct kcoll_region_chunk *ch = &r->chunks[i];
 
-		if (ch->mr)
-			ib_dereg_mr(ch->mr);
 		ib_dma_unmap_sgtable_attrs(r->ibdev, &ch->sgt, DMA_BIDIRECTIONAL, 0);
 		sg_free_table(&ch->sgt);
 	}
@@ -478,10 +537,13 @@ int kcoll_region_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wir
 		struct kcoll_region_chunk *ch;
 		u64 base, chunk_end;
 
-		/* Chunks cover equal page counts except the last. */
+		/*
+		 * Chunks cover equal page counts except the last; an MR's iova is its chunk's
+		 * first byte of the region (the first chunk's starts at first_off).
+		 */
 		c /= r->chunk_pages;
 		ch = &r->chunks[c];
-		base = (u64)c * r->chunk_pages << PAGE_SHIFT;
+		base = max_t(u64, (u64)c * r->chunk_pages << PAGE_SHIFT, r->first_off);
 		chunk_end = min_t(u64, end, base + ch->mr->length);
 		if (n == max)
 			return -E2BIG;

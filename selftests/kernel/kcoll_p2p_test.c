@@ -248,6 +248,90 @@ TEST_F_TIMEOUT(world, poll_reports_completion, 120)
 				    sizeof(rx), NULL));
 }
 
+/* MRs of this node whose length is @len (rdma res lists the kernel's, kcoll's among them). */
+static int mrs_of_length(uint64_t len)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd),
+		 "exit $(rdma resource show mr | grep -cE 'mrlen %llu( |$)')",
+		 (unsigned long long)len);
+	return kt_sh(cmd);
+}
+
+/*
+ * Remote write scope of a receive into the caller's memory (Documentation/security.rst,
+ * "Remote write scope"): rank 0 receives at an odd offset inside a page, with sentinel
+ * bytes around it in the same pages.  While the receive is announced, its registration
+ * covers exactly its bytes (not the 6 pages they touch); once the WAIT or the blocking
+ * receive has returned, no registration of it is left.  Rank 1 sends only after rank 0
+ * looked (a token), so the look cannot race with the transfer.
+ */
+TEST_F_TIMEOUT(world, recv_keys_cover_exact_bytes_until_return, 120)
+{
+	enum { OFF = 3, LEN = 5 * 4096 + 77, PAGES = 8 };
+	const uint64_t rounded = 6 * 4096;	/* the pages [OFF, OFF + LEN) touches */
+	unsigned char *map, *rx, *tx, token = 1;
+	uint64_t req, got, i;
+	int status, round;
+
+	if (self->rank > 1)
+		return;
+	ASSERT_EQ(4096, sysconf(_SC_PAGESIZE));
+	map = mmap(NULL, PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	rx = map + OFF;
+	tx = malloc(LEN);
+	ASSERT_NE(NULL, tx);
+	for (i = 0; i < LEN; i++)
+		tx[i] = kt_byte(1, LEN, i);
+	for (round = 0; round < 2; round++) {	/* 0: non-blocking and WAIT; 1: blocking */
+		if (self->rank == 1) {
+			ASSERT_EQ(0, kt_p2p(self->fd, self->comm, KCOLL_P2P_RECV, 0, &token, 1,
+					    NULL));
+			ASSERT_EQ(0, kt_p2p(self->fd, self->comm, KCOLL_P2P_SEND, 0, tx, LEN,
+					    NULL));
+			continue;
+		}
+		memset(map, 0xa5, PAGES * 4096);
+		if (round == 0) {
+			ASSERT_EQ(0, kt_p2p(self->fd, self->comm,
+					    KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK, 1, rx, LEN,
+					    &req));
+			EXPECT_EQ(1, mrs_of_length(LEN)) TH_LOG("no MR of exactly %d bytes", LEN);
+			EXPECT_EQ(0, mrs_of_length(rounded)) TH_LOG("a page-rounded MR");
+			ASSERT_EQ(0, kt_p2p(self->fd, self->comm, KCOLL_P2P_SEND, 1, &token, 1,
+					    NULL));
+			ASSERT_EQ(0, kt_wait(self->fd, self->comm, req, ~0u, &status, &got));
+			EXPECT_EQ(0, status);
+		} else {
+			/* The token goes first: eager, it does not wait for our receive. */
+			ASSERT_EQ(0, kt_p2p(self->fd, self->comm, KCOLL_P2P_SEND, 1, &token, 1,
+					    NULL));
+			ASSERT_EQ(0, kt_p2p(self->fd, self->comm, KCOLL_P2P_RECV, 1, rx, LEN,
+					    &got));
+		}
+		EXPECT_EQ(LEN, got);
+		/* Returned: the keys are dead, no MR of the receive is left. */
+		EXPECT_EQ(0, mrs_of_length(LEN)) TH_LOG("round %d: MR outlives the call", round);
+		EXPECT_EQ(0, mrs_of_length(rounded)) TH_LOG("round %d: MR outlives the call",
+							   round);
+		for (i = 0; i < LEN; i++)
+			if (rx[i] != tx[i])
+				break;
+		EXPECT_EQ(LEN, i) TH_LOG("round %d: byte %llu differs", round,
+					 (unsigned long long)i);
+		for (i = 0; i < PAGES * 4096; i++)
+			if ((i < OFF || i >= OFF + LEN) && map[i] != 0xa5)
+				break;
+		EXPECT_EQ(PAGES * 4096, i) TH_LOG("round %d: sentinel byte %llu written", round,
+						  (unsigned long long)i);
+	}
+	free(tx);
+	munmap(map, PAGES * 4096);
+}
+
 TEST_F_TIMEOUT(world, larger_than_receive_is_emsgsize_on_both_sides, 120)
 {
 	char tx[64] = { 1 }, rx[16];
