@@ -4,7 +4,7 @@
 #
 # Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]...
 #   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4,
-#			vanish2; debug: node, smoke, cluster2, cluster2-siw)
+#			vanish2; debug: node, smoke, cluster2, cluster2-siw, failnth)
 # Results: build/check[-debug]/<suite>/nodeI/{console.log,job.log,dmesg.txt,tap/*.tap}
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -138,6 +138,8 @@ else
 	run_suite cluster2 2 3000 "sh selftests/suites/cluster.sh"
 	# iWARP: the same suite over Soft-iWARP (no WRITE WITH IMMEDIATE on the wire).
 	run_suite cluster2-siw 2 3000 "RIG_RDMA=siw sh selftests/suites/cluster.sh"
+	# Fault injection: fail-nth over every ioctl and netlink command (one VM, two ranks).
+	run_suite failnth 1 3600 "sh selftests/suites/failnth.sh"
 fi
 
 echo "== results in $out"

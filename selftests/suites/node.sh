@@ -26,6 +26,9 @@ sh selftests/kernel/kcoll_trace.sh start
 run kcoll_nl $k/kcoll_nl_test
 run kcoll_trace sh selftests/kernel/kcoll_trace.sh check
 run kcoll_bpf sh selftests/kernel/kcoll_bpf.sh
+# Fault injection needs the debug kernel, where it has a suite of its own (failnth.sh); here
+# it proves that it skips cleanly.
+[ "$RIG_FLAVOUR" = debug ] || run kcoll_failnth $k/kcoll_failnth_test
 modprobe -r kcoll
 modprobe -r rdma_rxe
 rig_kmemleak_check >"$tap/kmemleak.tap" 2>&1
