@@ -1048,14 +1048,14 @@ TEST_F_TIMEOUT(fi, loop, 3600)
 			tolerated++;
 		}
 		iter_clean(f);
-		fprintf(stderr, "# n=%u: %d%s, %.1f s\n", n, ret, left ? " (no fault)" : "",
-			kt_now() - t1);
 		if (!settle(&base, &now, false, 30)) {
 			bad++;
 			EXPECT_TRUE(0) TH_LOG("n=%u (%d): left behind: contexts %ld/%ld comms %ld/%ld "
 					      "VmPin %ld/%ld", n, ret, base.contexts, now.contexts,
 					      base.comms, now.comms, base.vmpin, now.vmpin);
 		}
+		fprintf(stderr, "# n=%u: %d%s, %.1f s\n", n, ret, left ? " (no fault)" : "",
+			kt_now() - t1);
 	}
 	/* Only two-rank cases touch the device; its counts take a while (CM timewait). */
 	if (variant->nranks == 2 || variant->peer)
