@@ -327,10 +327,12 @@ static void snap(struct fn_snap *s, bool rdma)
 		s->res[0] = '\0';
 }
 
+/* kcoll's counts, or (@rdma) the RDMA core's alone. */
 static bool snap_eq(const struct fn_snap *a, const struct fn_snap *b, bool rdma)
 {
-	return a->contexts == b->contexts && a->comms == b->comms && a->vmpin == b->vmpin &&
-	       (!rdma || !strcmp(a->res, b->res));
+	if (rdma)
+		return !strcmp(a->res, b->res);
+	return a->contexts == b->contexts && a->comms == b->comms && a->vmpin == b->vmpin;
 }
 
 /* Teardown finishes asynchronously (QPs drain, the CM says goodbye): give it time. */
@@ -1066,7 +1068,9 @@ TEST_F_TIMEOUT(fi, loop, 3600)
 	fprintf(stderr, "# %s: %u fault points, %u failed cleanly, %u tolerated, Slab %+ld kB, "
 		"%.0f s\n", variant_name(_metadata, variant), n - 1, failed, tolerated,
 		slab - slab0, kt_now() - t0);
-	EXPECT_TRUE(done) TH_LOG("still reaching fault points at n = %u (KT_FAILNTH_MAX)", max);
+	if (bad < 3)
+		EXPECT_TRUE(done) TH_LOG("still reaching fault points at n = %u (KT_FAILNTH_MAX)",
+					 max);
 	EXPECT_GT(SLAB_BOUND_KB, slab - slab0) TH_LOG("Slab grew by %ld kB", slab - slab0);
 }
 
