@@ -1065,9 +1065,9 @@ TEST_F_TIMEOUT(fi, loop, 3600)
 				TH_LOG("RDMA resources left behind\nbefore:\n%s\nafter:\n%s", base.res,
 			       now.res);
 	slab = meminfo_kb("Slab:");
-	fprintf(stderr, "# %s: %u fault points, %u failed cleanly, %u tolerated, Slab %+ld kB, "
-		"%.0f s\n", variant_name(_metadata, variant), n - 1, failed, tolerated,
-		slab - slab0, kt_now() - t0);
+	fprintf(stderr, "# %s: n = %u..%u, %u failed cleanly, %u tolerated, Slab %+ld kB, %.0f s\n",
+		variant_name(_metadata, variant), from, n - 1, failed, tolerated, slab - slab0,
+		kt_now() - t0);
 	if (bad < 3)
 		EXPECT_TRUE(done) TH_LOG("still reaching fault points at n = %u (KT_FAILNTH_MAX)",
 					 max);
