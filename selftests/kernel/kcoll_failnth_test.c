@@ -20,8 +20,9 @@
  * test adds, and faults are injected into rank 0's thread only.
  *
  * KT_FAILNTH_CASES="get_info nl_dev_get ..." runs only the cases named;
- * KT_FAILNTH_FROM (default 1) and KT_FAILNTH_MAX (default 2000) bound n; KT_FAILNTH_VERBOSE=2 makes the kernel log a stack
- * trace for every injected failure (slow on the console, for finding the failing site).
+ * KT_FAILNTH_FROM (default 1) and KT_FAILNTH_MAX (default 2000) bound n;
+ * KT_FAILNTH_VERBOSE=2 makes the kernel log a stack trace for every injected failure (slow
+ * on the console, for finding the failing site).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -84,6 +85,7 @@ static const struct { const char *path, *val; } fn_knobs[] = {
 	{ DBG "fail_page_alloc/task-filter", "Y" },
 	{ DBG "fail_page_alloc/verbose", NULL },
 };
+
 #define NKNOBS (sizeof(fn_knobs) / sizeof(fn_knobs[0]))
 
 /* Read a debugfs knob into @old, then write @val (debugfs attributes do not seek). */
@@ -464,8 +466,16 @@ static void fill(struct fn *f)
 	memset(f->m1, 0, MSG);
 }
 
-static int call_send(struct fn *f) { fill(f); return kt_p2p(f->fd0, f->c0, KCOLL_P2P_SEND, 1, f->m0, MSG, NULL); }
-static int peer_recv(struct fn *f) { return kt_p2p(f->fd1, f->c1, KCOLL_P2P_RECV, 0, f->m1, MSG, NULL); }
+static int call_send(struct fn *f)
+{
+	fill(f);
+	return kt_p2p(f->fd0, f->c0, KCOLL_P2P_SEND, 1, f->m0, MSG, NULL);
+}
+
+static int peer_recv(struct fn *f)
+{
+	return kt_p2p(f->fd1, f->c1, KCOLL_P2P_RECV, 0, f->m1, MSG, NULL);
+}
 
 static int call_send_nb(struct fn *f)
 {
@@ -630,12 +640,22 @@ static int peer_bcast(struct fn *f)
 	return coll(f->fd1, f->c1, KCOLL_BROADCAST, 0, f->snd1, NULL, f, NULL);
 }
 
-static int check_bcast(struct fn *f) { return memcmp(f->snd0, f->snd1, sizeof(f->snd1)) ? BADRESULT : 0; }
+static int check_bcast(struct fn *f)
+{
+	return memcmp(f->snd0, f->snd1, sizeof(f->snd1)) ? BADRESULT : 0;
+}
 
-static int call_barrier(struct fn *f) { return coll(f->fd0, f->c0, KCOLL_BARRIER, 0, NULL, NULL, f, NULL); }
-static int peer_barrier(struct fn *f) { return coll(f->fd1, f->c1, KCOLL_BARRIER, 0, NULL, NULL, f, NULL); }
+static int call_barrier(struct fn *f)
+{
+	return coll(f->fd0, f->c0, KCOLL_BARRIER, 0, NULL, NULL, f, NULL);
+}
 
-/* ALLGATHERV: rank 0 gives COUNT / 2 elements, rank 1 the rest, at displacements 0 and COUNT / 2. */
+static int peer_barrier(struct fn *f)
+{
+	return coll(f->fd1, f->c1, KCOLL_BARRIER, 0, NULL, NULL, f, NULL);
+}
+
+/* ALLGATHERV: rank 0 gives the first COUNT / 2 elements, rank 1 the rest. */
 static void v_layout(struct fn *f)
 {
 	f->counts[0] = COUNT / 2;
@@ -901,7 +921,8 @@ FIXTURE_VARIANT_ADD(fi, allgatherv_2) {
 /* generic netlink commands */
 FIXTURE_VARIANT_ADD(fi, nl_dev_get) { .prep = prep_nl, .call = call_nl_dev_get };
 FIXTURE_VARIANT_ADD(fi, nl_dev_dump) { .prep = prep_nl, .call = call_nl_dev_dump };
-FIXTURE_VARIANT_ADD(fi, nl_dev_set) { .prep = prep_nl, .call = call_nl_dev_set, .check = check_dev };
+FIXTURE_VARIANT_ADD(fi, nl_dev_set) {
+	.prep = prep_nl, .call = call_nl_dev_set, .check = check_dev };
 FIXTURE_VARIANT_ADD(fi, nl_dev_set_gid) {
 	.prep = prep_nl, .call = call_nl_dev_set_gid, .check = check_dev };
 FIXTURE_VARIANT_ADD(fi, nl_comm_get) { .nranks = 1, .prep = prep_nl, .call = call_nl_comm_get };
