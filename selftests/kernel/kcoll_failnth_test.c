@@ -228,7 +228,7 @@ static void *map(int fd, uint64_t off)
 /* The communicator of this n: none, one rank, or two (rank 1 in the peer thread). */
 static int iter_setup(struct fn *f, unsigned int nranks)
 {
-	int ret;
+	int ret, pret;
 
 	if (nranks == 1)
 		return create(f->fd0, f, 0, 1, &f->c0);
@@ -238,7 +238,8 @@ static int iter_setup(struct fn *f, unsigned int nranks)
 	if (ret)
 		return ret;
 	ret = create(f->fd0, f, 0, 2, &f->c0);
-	return peer_join(f, ret != 0) ?: ret;
+	pret = peer_join(f, ret != 0);
+	return ret ?: pret;	/* rank 0's error first: rank 1's may be the abort */
 }
 
 static void iter_clean(struct fn *f)
@@ -266,14 +267,14 @@ static void iter_clean(struct fn *f)
 /* Two buffers of one two-rank communicator, both mapped. */
 static int prep_bufs(struct fn *f)
 {
-	int ret = peer_start(f, peer_buf);
+	int ret = peer_start(f, peer_buf), pret;
 
 	if (ret)
 		return ret;
 	ret = buf_create(f->fd0, f->c0, &f->b0, &f->off0);
-	ret = peer_join(f, ret != 0) ?: ret;
-	if (ret)
-		return ret;
+	pret = peer_join(f, ret != 0);
+	if (ret || pret)
+		return ret ?: pret;
 	f->map0 = map(f->fd0, f->off0);
 	f->map1 = map(f->fd1, f->off1);
 	return f->map0 && f->map1 ? 0 : -errno;
@@ -1043,7 +1044,9 @@ TEST_F_TIMEOUT(fi, loop, 3600)
 		double t1 = kt_now();
 
 		f->id = kt_comm_id(variant_name(_metadata, variant), n);
-		ASSERT_EQ(0, iter_setup(f, variant->nranks)) TH_LOG("n=%u: set-up", n);
+		ret = iter_setup(f, variant->nranks);
+		ASSERT_EQ(0, ret) TH_LOG("n=%u: set-up after n=%u: %d (%s)", n, n - 1, ret,
+					 strerror(-ret));
 		if (variant->prep)
 			ASSERT_EQ(0, variant->prep(f)) TH_LOG("n=%u: prep", n);
 		if (variant->peer)
