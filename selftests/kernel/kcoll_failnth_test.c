@@ -577,8 +577,7 @@ static int coll(int fd, uint32_t comm, uint8_t c, uint32_t flags, int32_t *snd, 
 		a.counts = (uintptr_t)f->counts;
 		a.displs = (uintptr_t)f->displs;
 	} else if (c == KCOLL_BROADCAST) {
-		a.op = 0;
-		a.recvbuf = 0;
+		a.op = 0;	/* root 0 sends from snd; every rank receives in rcv */
 	}
 	ret = kt_ioctl(fd, KCOLL_IOC_COLL, &a);
 	if (req)
@@ -638,18 +637,20 @@ static int check_allreduce1(struct fn *f)
 static int call_bcast(struct fn *f)
 {
 	fill_coll(f->snd0, f->rcv0, 0);
-	return coll(f->fd0, f->c0, KCOLL_BROADCAST, 0, f->snd0, NULL, f, NULL);
+	return coll(f->fd0, f->c0, KCOLL_BROADCAST, 0, f->snd0, f->rcv0, f, NULL);
 }
 
 static int peer_bcast(struct fn *f)
 {
-	memset(f->snd1, 0, sizeof(f->snd1));
-	return coll(f->fd1, f->c1, KCOLL_BROADCAST, 0, f->snd1, NULL, f, NULL);
+	memset(f->rcv1, 0, sizeof(f->rcv1));
+	return coll(f->fd1, f->c1, KCOLL_BROADCAST, 0, NULL, f->rcv1, f, NULL);
 }
 
 static int check_bcast(struct fn *f)
 {
-	return memcmp(f->snd0, f->snd1, sizeof(f->snd1)) ? BADRESULT : 0;
+	if (memcmp(f->snd0, f->rcv0, sizeof(f->rcv0)) || memcmp(f->snd0, f->rcv1, sizeof(f->rcv1)))
+		return BADRESULT;
+	return 0;
 }
 
 static int call_barrier(struct fn *f)
