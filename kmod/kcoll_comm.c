@@ -540,6 +540,8 @@ static int kcoll_comm_find_dev(struct kcoll_comm *comm)
 	if (IS_ERR(probe))
 		return PTR_ERR(probe);
 	ret = rdma_bind_addr(probe, (struct sockaddr *)&own);
+	if (ret == -ENOMEM)
+		goto out_destroy;	/* not the address's fault: say so */
 	if (ret || !probe->device) {
 		ret = -EADDRNOTAVAIL;
 		goto out_destroy;

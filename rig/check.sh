@@ -5,7 +5,7 @@
 # Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]... [--out DIR]
 #   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4,
 #			vanish2, fuzz1; fuzz2 only by name; debug: node, smoke, cluster2,
-#			cluster2-siw, fuzz1)
+#			cluster2-siw, failnth, fuzz1)
 #   --out DIR	results there instead of build/check[-debug] (make fuzz: build/fuzz)
 # The fuzzer suites take FUZZ_SECONDS (default 180 s, debug 1200 s), FUZZ_SEED (default: the
 # time), FUZZ_THREADS and FUZZ_AVOID from the environment.
@@ -176,6 +176,8 @@ else
 	run_suite cluster2 2 4000 "sh selftests/suites/cluster.sh"
 	# iWARP: the same suite over Soft-iWARP (no WRITE WITH IMMEDIATE on the wire).
 	run_suite cluster2-siw 2 4000 "RIG_RDMA=siw sh selftests/suites/cluster.sh"
+	# Fault injection: fail-nth over every ioctl and netlink command (one VM, two ranks).
+	run_suite failnth 1 3600 "sh selftests/suites/failnth.sh"
 	fuzz_suites 1200
 fi
 

@@ -13,55 +13,6 @@
 #include "kcoll_test_comm.h"
 #include "kselftest_harness.h"
 
-#define SYS "/sys/kernel/kcoll/"
-
-static long sysfs_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v;
-}
-
-/*
- * The RDMA core's per-device resource counts (PDs, CQs, QPs, MRs, ...) and the number of
- * cm_ids that are not listening.  kcoll's listener outlives the last communicator (the
- * node's stays while the module is loaded: admin-guide.rst, listen_port), so listening ids
- * are not counted.
- */
-static void rdma_res_summary(char *buf, size_t len)
-{
-	FILE *p = popen("rdma resource show 2>&1 | sed 's/ cm_id [0-9]*//'; "
-			"echo \"cm_ids not listening: "
-			"$(rdma resource show cm_id 2>&1 | grep -vc 'state LISTEN')\"", "r");
-	size_t n = 0;
-
-	buf[0] = '\0';
-	if (p) {
-		n = fread(buf, 1, len - 1, p);
-		pclose(p);
-	}
-	buf[n] = '\0';
-}
-
-static int count_comms(void)
-{
-	FILE *p = popen("ls " SYS "comms | wc -l", "r");
-	int n = -1;
-
-	if (p) {
-		if (fscanf(p, "%d", &n) != 1)
-			n = -1;
-		pclose(p);
-	}
-	return n;
-}
-
 FIXTURE(dev) {
 	int fd;
 	struct kcoll_sockaddr peers[4];
@@ -136,7 +87,7 @@ TEST_F(dev, bad_tables_are_einval)
 		munmap(m, 2 * pg);
 	}
 	/* Nothing half-created stays behind. */
-	EXPECT_EQ(0, count_comms());
+	EXPECT_EQ(0, kt_count_comms());
 }
 
 TEST_F(dev, own_address_not_rdma_is_eaddrnotavail)
@@ -159,7 +110,7 @@ TEST_F(dev, unreachable_peer_is_ehostunreach)
 						2, t, 4000, NULL, &failed));
 	EXPECT_EQ(0, failed);
 	EXPECT_GT(20, kt_now() - t0);
-	EXPECT_EQ(0, count_comms());
+	EXPECT_EQ(0, kt_count_comms());
 }
 
 /* A reachable node where nobody creates the comm: refused until the deadline. */
@@ -186,11 +137,11 @@ TEST_F(dev, duplicate_comm_and_rank_is_eexist)
 	ASSERT_EQ(0, kt_comm_create(self->fd, 77, 0, 1, &me, 1000, &h, NULL));
 	EXPECT_EQ(-EEXIST, kt_comm_create(self->fd, 77, 0, 1, &me, 1000, NULL, NULL));
 	EXPECT_EQ(-EEXIST, kt_comm_create(fd2, 77, 0, 1, &me, 1000, NULL, NULL));
-	EXPECT_EQ(1, count_comms());
+	EXPECT_EQ(1, kt_count_comms());
 	EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
 	EXPECT_EQ(0, kt_comm_create(fd2, 77, 0, 1, &me, 1000, &h, NULL));
 	close(fd2);		/* close destroys it */
-	EXPECT_EQ(0, count_comms());
+	EXPECT_EQ(0, kt_count_comms());
 }
 
 TEST_F(dev, destroy_and_abort_bad_handles)
@@ -310,7 +261,7 @@ TEST_F_TIMEOUT(dev, gid_selection, 300)
 
 	EXPECT_EQ(0, gid_select("auto"));
 	EXPECT_EQ(0, kt_meet("gid-done", 0, 2, 120));
-	EXPECT_EQ(0, count_comms());
+	EXPECT_EQ(0, kt_count_comms());
 }
 
 /* 200 connect/destroy cycles between ranks 0 and 1; sysfs counts return to zero. */
@@ -329,7 +280,7 @@ TEST_F_TIMEOUT(dev, create_destroy_200_cycles, 900)
 					    60000, &h, NULL)) TH_LOG("cycle %u", i);
 		ASSERT_EQ(0, kt_comm_destroy(self->fd, h));
 	}
-	EXPECT_EQ(0, count_comms());
+	EXPECT_EQ(0, kt_count_comms());
 }
 
 /*
@@ -378,7 +329,7 @@ TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
 	mem = malloc(size);
 	ASSERT_NE(NULL, mem);
 	memset(mem, 0x5a, size);
-	rdma_res_summary(res_before, sizeof(res_before));
+	kt_rdma_res_summary(res_before, sizeof(res_before));
 	/* e.g. "0: rxe0: pd 1 cq 1 qp 1 mr 0 ctx 0 srq 0" and the cm_id count */
 	ASSERT_NE(NULL, strstr(res_before, " qp ")) TH_LOG("rdma resource show: %s", res_before);
 	for (round = 0; round < rounds; round++) {
@@ -428,10 +379,10 @@ TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
 			ASSERT_TRUE(ready) TH_LOG("round %u: the victim's create failed (exit %d)",
 						  round, WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
 			EXPECT_TRUE(WIFSIGNALED(wst)) TH_LOG("child exit %d", WEXITSTATUS(wst));
-			EXPECT_EQ(0, count_comms());
-			EXPECT_EQ(1, sysfs_long(SYS "contexts"));
+			EXPECT_EQ(0, kt_count_comms());
+			EXPECT_EQ(1, kt_sysfs_long(KT_SYS "contexts"));
 			/* Every PD, CQ, QP, MR and cm_id of the dead process is gone. */
-			rdma_res_summary(res_after, sizeof(res_after));
+			kt_rdma_res_summary(res_after, sizeof(res_after));
 			EXPECT_STREQ(res_before, res_after);
 		}
 	}
@@ -456,7 +407,7 @@ TEST_F_TIMEOUT(dev, kill9_mid_allreduce, 600)
 		return;
 	mem = calloc(count, sizeof(float));
 	ASSERT_NE(NULL, mem);
-	rdma_res_summary(res_before, sizeof(res_before));
+	kt_rdma_res_summary(res_before, sizeof(res_before));
 	for (round = 0; round < 2; round++) {
 		uint64_t id = kt_comm_id("kill9coll", round);
 		struct kcoll_coll a = {
@@ -515,9 +466,9 @@ TEST_F_TIMEOUT(dev, kill9_mid_allreduce, 600)
 			ASSERT_TRUE(ready) TH_LOG("round %u: the victim's create failed (exit %d)",
 						  round, WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
 			EXPECT_TRUE(WIFSIGNALED(wst)) TH_LOG("child exit %d", WEXITSTATUS(wst));
-			EXPECT_EQ(0, count_comms());
-			EXPECT_EQ(1, sysfs_long(SYS "contexts"));
-			rdma_res_summary(res_after, sizeof(res_after));
+			EXPECT_EQ(0, kt_count_comms());
+			EXPECT_EQ(1, kt_sysfs_long(KT_SYS "contexts"));
+			kt_rdma_res_summary(res_after, sizeof(res_after));
 			EXPECT_STREQ(res_before, res_after);
 		}
 	}

@@ -8,6 +8,7 @@
 #define KCOLL_TEST_COMM_H
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <linux/capability.h>
 #include <stdbool.h>
@@ -404,6 +405,58 @@ static inline int kt_write_str(const char *path, const char *s)
 static inline unsigned char kt_byte(unsigned int src, uint64_t size, uint64_t i)
 {
 	return (unsigned char)((i * 131) ^ (i >> 11) ^ (src * 29) ^ (size * 7));
+}
+
+#define KT_SYS "/sys/kernel/kcoll/"
+
+/* A number from a sysfs file, or -1. */
+static inline long kt_sysfs_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * The RDMA core's per-device resource counts (PDs, CQs, QPs, MRs, ...) and the number of
+ * cm_ids that are not listening.  kcoll's listener outlives the last communicator by a few
+ * seconds (admin-guide.rst, listen_port), so listening ids are not counted.
+ */
+static inline void kt_rdma_res_summary(char *buf, size_t len)
+{
+	FILE *p = popen("rdma resource show 2>&1 | sed 's/ cm_id [0-9]*//'; "
+			"echo \"cm_ids not listening: "
+			"$(rdma resource show cm_id 2>&1 | grep -vc 'state LISTEN')\"", "r");
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (p) {
+		n = fread(buf, 1, len - 1, p);
+		pclose(p);
+	}
+	buf[n] = '\0';
+}
+
+/* Communicators on this node, as /sys/kernel/kcoll/comms lists them (no fork: cheap). */
+static inline int kt_count_comms(void)
+{
+	DIR *d = opendir(KT_SYS "comms");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
 }
 
 #endif
