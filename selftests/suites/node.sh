@@ -32,6 +32,7 @@ run kcoll_bpf sh selftests/kernel/kcoll_bpf.sh
 # One-rank communicators (no device): every collective, buffers, point-to-point, and the
 # object lifetimes and limits a local process reaches.
 run kcoll_single $k/kcoll_single_test
+run kcoll_badarg $k/kcoll_badarg_test
 run kcoll_coll_1rank $k/kcoll_coll_test
 run allreduce_seed_1rank seed_tap 0 1
 modprobe -r kcoll
