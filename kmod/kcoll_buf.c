@@ -83,8 +83,14 @@ int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma)
 	struct kcoll_buf *buf;
 	int ret;
 
-	if (!(vma->vm_flags & VM_SHARED) || vma->vm_pgoff > U32_MAX)
+	/*
+	 * VM_MAYSHARE, not VM_SHARED: mmap() clears VM_SHARED from a MAP_SHARED mapping of a
+	 * file opened read-only (it can never be written), yet such a mapping is shared.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
+	if (vma->vm_pgoff > U32_MAX)	/* cookies are 31 bits: the offset names no buffer */
+		return -ENOENT;
 	xa_lock(&ctx->maps);
 	buf = xa_load(&ctx->maps, vma->vm_pgoff);
 	if (buf)
