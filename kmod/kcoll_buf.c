@@ -60,9 +60,27 @@ static void kcoll_buf_vm_close(struct vm_area_struct *vma)
 	kcoll_buf_put(vma->vm_private_data);
 }
 
+/*
+ * The pages are inserted at mmap() time; this serves a page again after its PTE was zapped
+ * (MADV_DONTNEED, MADV_PAGEOUT), which would otherwise be SIGBUS.  The mapping holds the
+ * buffer, so the page is there; VM_DONTEXPAND keeps the mapping within the buffer.
+ */
+static vm_fault_t kcoll_buf_vm_fault(struct vm_fault *vmf)
+{
+	struct kcoll_buf *buf = vmf->vma->vm_private_data;
+	pgoff_t i = vmf->pgoff - vmf->vma->vm_pgoff;
+
+	if (i >= buf->region.npages)
+		return VM_FAULT_SIGBUS;
+	vmf->page = buf->region.pages[i];
+	get_page(vmf->page);
+	return 0;
+}
+
 static const struct vm_operations_struct kcoll_buf_vm_ops = {
 	.open	= kcoll_buf_vm_open,
 	.close	= kcoll_buf_vm_close,
+	.fault	= kcoll_buf_vm_fault,
 };
 
 /**
@@ -80,8 +98,14 @@ int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma)
 	struct kcoll_buf *buf;
 	int ret;
 
-	if (!(vma->vm_flags & VM_SHARED) || vma->vm_pgoff > U32_MAX)
+	/*
+	 * VM_MAYSHARE, not VM_SHARED: mmap() clears VM_SHARED from a MAP_SHARED mapping of a
+	 * file opened read-only (it can never be written), yet such a mapping is shared.
+	 */
+	if (!(vma->vm_flags & VM_MAYSHARE))
 		return -EINVAL;
+	if (vma->vm_pgoff > U32_MAX)	/* cookies are 31 bits: the offset names no buffer */
+		return -ENOENT;
 	xa_lock(&ctx->maps);
 	buf = xa_load(&ctx->maps, vma->vm_pgoff);
 	if (buf)

@@ -33,6 +33,7 @@ run kcoll_bpf sh selftests/kernel/kcoll_bpf.sh
 # object lifetimes and limits a local process reaches.
 run kcoll_single $k/kcoll_single_test
 run kcoll_limits $k/kcoll_limits_test
+run kcoll_badarg $k/kcoll_badarg_test
 run kcoll_coll_1rank $k/kcoll_coll_test
 run allreduce_seed_1rank seed_tap 0 1
 # Fault injection needs the debug kernel, where it has a suite of its own (failnth.sh); here
