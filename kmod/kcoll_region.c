@@ -438,12 +438,12 @@ static void kcoll_regwait_done(struct ib_cq *cq, struct ib_wc *wc)
 /* Wait for the REG_MRs of @w: bounded and killable (see kcoll_region_register()). */
 static int kcoll_region_reg_wait(struct kcoll_comm *comm, struct kcoll_regwait *w)
 {
+	unsigned long timeout = msecs_to_jiffies(max(READ_ONCE(kcoll_op_timeout_ms), 100U));
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	long left;
 	int ret;
 
-	left = wait_for_completion_killable_timeout(&w->done,
-			msecs_to_jiffies(max(READ_ONCE(kcoll_op_timeout_ms), 100U)));
+	left = wait_for_completion_killable_timeout(&w->done, timeout);
 	if (left > 0)
 		return 0;
 	ret = left ? -EINTR : -ETIMEDOUT;
