@@ -10,6 +10,17 @@ rig_net_up() {
 	ip addr add "$(rig_ip "$RIG_NODE")/24" dev eth0
 }
 
+# rig_ping_all: wait (a minute at most per node) until every node answers a ping, so the
+# first communicator is not made before the segment is up everywhere.
+rig_ping_all() {
+	for i in $(seq 0 $((RIG_NNODES - 1))); do
+		n=0
+		while ! ping -c 1 -W 1 "$(rig_ip "$i")" >/dev/null 2>&1 && [ $n -lt 60 ]; do
+			n=$((n + 1))
+		done
+	done
+}
+
 # Soft-RoCE on eth0; with MTU 9000 the rxe port runs at active MTU 4096.
 # RIG_RDMA=siw gives a Soft-iWARP device instead of Soft-RoCE (the debug kernel has siw).
 rig_rxe_up() {

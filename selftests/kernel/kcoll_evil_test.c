@@ -103,21 +103,6 @@ static int ctl_open(void)
 	return fd;
 }
 
-static long meminfo_kb(const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/meminfo", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)) && line[strlen(key)] == ':')
-			v = strtol(line + strlen(key) + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 /* A sysfs value of the victim's comm: a number, or -1 if it is not there. */
 static long comm_attr(uint64_t id, const char *attr)
 {
@@ -442,7 +427,7 @@ static void victim(struct __test_metadata *_metadata, const struct evil_case *c,
 	uint32_t failed = 0;
 	int ret, out;
 
-	avail0 = meminfo_kb("MemAvailable");
+	avail0 = kt_proc_kb("/proc/meminfo", "MemAvailable");
 	ctl_put(name, "begin");
 	ret = kt_comm_create(fd, cur_id, 0, 2, peers, c->create_ms ? c->create_ms : 20000,
 			     &o.comm, &failed);
@@ -463,7 +448,7 @@ static void victim(struct __test_metadata *_metadata, const struct evil_case *c,
 	EXPECT_EQ(0, ctl_get(name, "sent", NULL, 0));
 	/* What the messages made us keep, before a failure would release it. */
 	usleep(200000);
-	avail1 = meminfo_kb("MemAvailable");
+	avail1 = kt_proc_kb("/proc/meminfo", "MemAvailable");
 
 	if (c->drop) {
 		/* Ignored: the call is still pending, the comm ready; then it completes. */
@@ -690,7 +675,7 @@ TEST_F_TIMEOUT(zz_after, still_serves_and_slab_bounded, 120)
 	kt_comm_destroy(fd, comm);
 	close(fd);
 	/* Freed objects may linger in per-CPU caches: allow a few MiB. */
-	slab = meminfo_kb("Slab");
+	slab = kt_proc_kb("/proc/meminfo", "Slab");
 	EXPECT_GE(16384, slab - slab_start_kb) {
 		TH_LOG("Slab grew by %ld KiB over the run", slab - slab_start_kb);
 	}
@@ -700,6 +685,6 @@ int main(int argc, char **argv)
 {
 	if (kt_nranks() >= 2 && kt_rank() <= 1)
 		ctl_fd = ctl_open();
-	slab_start_kb = meminfo_kb("Slab");
+	slab_start_kb = kt_proc_kb("/proc/meminfo", "Slab");
 	return test_harness_run(argc, argv);
 }

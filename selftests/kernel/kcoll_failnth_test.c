@@ -291,39 +291,11 @@ struct fn_snap {
 	char res[2048];
 };
 
-static long status_kb(const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *s = fopen("/proc/self/status", "r");
-
-	while (s && fgets(line, sizeof(line), s))
-		if (!strncmp(line, key, strlen(key)))
-			v = atol(line + strlen(key));
-	if (s)
-		fclose(s);
-	return v;
-}
-
-static long meminfo_kb(const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *s = fopen("/proc/meminfo", "r");
-
-	while (s && fgets(line, sizeof(line), s))
-		if (!strncmp(line, key, strlen(key)))
-			v = atol(line + strlen(key));
-	if (s)
-		fclose(s);
-	return v;
-}
-
 static void snap(struct fn_snap *s, bool rdma)
 {
 	s->contexts = kt_sysfs_long(KT_SYS "contexts");
 	s->comms = kt_count_comms();
-	s->vmpin = status_kb("VmPin:");
+	s->vmpin = kt_vm_pin_kb();
 	if (rdma)
 		kt_rdma_res_summary(s->res, sizeof(s->res));
 	else
@@ -1039,7 +1011,7 @@ TEST_F_TIMEOUT(fi, loop, 3600)
 	if (!self->ready)
 		return;
 	snap(&base, true);
-	slab0 = meminfo_kb("Slab:");
+	slab0 = kt_proc_kb("/proc/meminfo", "Slab");
 	for (n = from; n <= max && !done && bad < 3; n++) {
 		int ret, pret = 0, left;
 		double t1 = kt_now();
@@ -1096,7 +1068,7 @@ TEST_F_TIMEOUT(fi, loop, 3600)
 		EXPECT_TRUE(settle(&base, &now, true, 90))
 				TH_LOG("RDMA resources left behind\nbefore:\n%s\nafter:\n%s", base.res,
 			       now.res);
-	slab = meminfo_kb("Slab:");
+	slab = kt_proc_kb("/proc/meminfo", "Slab");
 	fprintf(stderr, "# %s: n = %u..%u, %u failed cleanly, %u tolerated, Slab %+ld kB, %.0f s\n",
 		variant_name(_metadata, variant), from, n - 1, failed, tolerated, slab - slab0,
 		kt_now() - t0);

@@ -87,7 +87,7 @@ TEST_F(one, collective_pins_charged)
 	char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	long pin0 = kt_vm_pin_kb();
 	uint64_t req;
-	int status;
+	int status = -1;
 
 	ASSERT_NE(MAP_FAILED, m);
 	ASSERT_LE(0, pin0);
@@ -246,7 +246,7 @@ TEST_F(one, reqs_per_file)
 {
 	char m[64] = "";
 	uint64_t req[3];
-	int status, i;
+	int status = -1, i;
 
 	set_param(_metadata, "max_reqs_per_file", 2);
 	EXPECT_EQ(0, allreduce(self->fd, self->comm, m, sizeof(m), true, &req[0]));

@@ -175,20 +175,29 @@ static inline int kt_one_rank(int fd, const char *name, unsigned int salt, uint3
 	return kt_comm_create(fd, kt_comm_id(name, salt), 0, 1, &me, 10000, h, NULL);
 }
 
-/* Pages charged to this process (pinned_vm): VmPin in /proc/self/status, in KiB. */
-static inline long kt_vm_pin_kb(void)
+/* The value of line "@key:" of a /proc file such as /proc/meminfo, in KiB; -1 if absent. */
+static inline long kt_proc_kb(const char *file, const char *key)
 {
+	size_t n = strlen(key);
 	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
+	long v = -1;
+	FILE *f = fopen(file, "r");
 
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+		if (!strncmp(line, key, n) && line[n] == ':') {
+			v = strtol(line + n + 1, NULL, 10);
 			break;
+		}
 	fclose(f);
-	return kb;
+	return v;
+}
+
+/* Pages charged to this process (pinned_vm): VmPin in /proc/self/status, in KiB. */
+static inline long kt_vm_pin_kb(void)
+{
+	return kt_proc_kb("/proc/self/status", "VmPin");
 }
 
 /*

@@ -12,12 +12,7 @@ tap=$RIG_DIR/tap
 mkdir -p "$tap"
 k=build/selftests/kernel
 # Every node must reach every other before the first communicator is made.
-for i in $(seq 0 $((RIG_NNODES - 1))); do
-	n=0
-	while ! ping -c 1 -W 1 "$(rig_ip $i)" >/dev/null 2>&1 && [ $n -lt 60 ]; do
-		n=$((n + 1))
-	done
-done
+rig_ping_all
 rig_barrier net-up 120
 for t in kcoll_comm_test kcoll_p2p_test kcoll_buf_test kcoll_coll_test kcoll_engine_test; do
 	echo "node$RIG_NODE: $t"

@@ -13,12 +13,7 @@ modprobe kcoll
 
 tap=$RIG_DIR/tap
 mkdir -p "$tap"
-for i in $(seq 0 $((RIG_NNODES - 1))); do
-	n=0
-	while ! ping -c 1 -W 1 "$(rig_ip $i)" >/dev/null 2>&1 && [ $n -lt 60 ]; do
-		n=$((n + 1))
-	done
-done
+rig_ping_all
 [ "$RIG_NNODES" -gt 1 ] && rig_barrier fuzz-start 120
 
 if [ -n "${FUZZ_REPLAY:-}" ]; then

@@ -10,10 +10,7 @@ modprobe kcoll
 
 tap=$RIG_DIR/tap
 mkdir -p "$tap"
-n=0
-while ! ping -c 1 -W 1 "$(rig_ip $((1 - RIG_NODE)))" >/dev/null 2>&1 && [ $n -lt 60 ]; do
-	n=$((n + 1))
-done
+rig_ping_all
 rig_barrier net-up 120
 # Device removal under load first, while both VMs are still up.
 build/selftests/kernel/kcoll_devremove_test >"$tap/kcoll_devremove_test.tap" 2>&1
