@@ -30,8 +30,9 @@ ktap_test "modprobe kcoll" modprobe kcoll
 ktap_test "kcoll tracks rxe0" sees_device
 rping -s -P -a "$(rig_ip "$RIG_NODE")" >/dev/null 2>&1 &
 server=$!
-# The barrier below promises peers a listening server, not just a started process.
-wait_for 30 sh -c 'rdma resource show cm_id | grep -q LISTEN' ||
+# The barrier below promises peers a listening server, not just a started process: rping's
+# own listening cm_id (kcoll's listener is there from modprobe on and does not count).
+wait_for 30 sh -c 'rdma resource show cm_id | grep LISTEN | grep -q rping' ||
 	echo "# rping server on node$RIG_NODE is not listening"
 rig_barrier servers-up 180
 i=0
