@@ -159,7 +159,7 @@ TEST_F_TIMEOUT(port, held_after_last_comm, 60)
 }
 
 /* The configuration moves the node to another port: that one is kcoll's at once. */
-TEST_F(port, new_port_held_at_once)
+TEST_F_TIMEOUT(port, new_port_held_at_once, 180)
 {
 	unsigned int port = self->port == 18611 ? 18612 : 18611;
 	char cmd[128];
