@@ -203,6 +203,8 @@ TEST_F_TIMEOUT(world, pins_charged_to_memlock, 120)
 	ASSERT_EQ(0, kt_p2p(self->fd, self->comm, KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK,
 			    self->prev, rx, half, &req));
 	EXPECT_EQ(pin0 + (long)(half / 1024), kt_vm_pin_kb());
+	/* Nobody sends before every rank has looked: else a receive may be done, unpinned. */
+	ASSERT_EQ(0, kt_meet("pins-charged", 0, self->nranks, 600));
 	ASSERT_EQ(0, kt_p2p(self->fd, self->comm, KCOLL_P2P_SEND, self->next, tx, half, NULL));
 	ASSERT_EQ(0, kt_wait(self->fd, self->comm, req, ~0u, &status, &got));
 	EXPECT_EQ(0, status);
