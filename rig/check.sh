@@ -4,7 +4,7 @@
 #
 # Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]... [--out DIR]
 #   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4,
-#			vanish2, fuzz1; fuzz2 only by name; debug: node, smoke, cluster2,
+#			vanish2, fuzz1; fuzz2 and devremove2 only by name; debug: node, smoke, cluster2,
 #			cluster2-siw, failnth, fuzz1)
 #   --out DIR	results there instead of build/check[-debug] (make fuzz: build/fuzz)
 # The fuzzer suites take FUZZ_SECONDS (default 180 s, debug 1200 s), FUZZ_SEED (default: the
@@ -60,7 +60,7 @@ tally_tap() {	# tally_tap FILE LABEL
 
 # run_suite NAME NODES TIMEOUT JOB: boot the cluster, then tally TAP and kernel logs per node.
 # A suite whose name is in $by_name_only runs only when asked for with --suite.
-by_name_only=" fuzz2 "
+by_name_only=" fuzz2 devremove2 "
 run_suite() {
 	local name=$1 nodes=$2 timeout=$3 job=$4 d i t
 	if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then
@@ -149,7 +149,8 @@ if [ "$flavour" = stock ]; then
 	run_suite cluster2 2 1200 "sh selftests/suites/cluster.sh"
 	run_suite cluster3 3 1500 "sh selftests/suites/cluster.sh"
 	run_suite cluster4 4 1800 "sh selftests/suites/cluster.sh"
-	run_suite vanish2 2 1500 "sh selftests/suites/vanish.sh"
+	run_suite vanish2 2 600 "sh selftests/suites/vanish.sh"
+	run_suite devremove2 2 1500 "sh selftests/suites/devremove.sh"
 	fuzz_suites 180
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the

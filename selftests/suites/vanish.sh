@@ -12,9 +12,6 @@ tap=$RIG_DIR/tap
 mkdir -p "$tap"
 rig_ping_all
 rig_barrier net-up 120
-# Device removal under load first, while both VMs are still up.
-build/selftests/kernel/kcoll_devremove_test >"$tap/kcoll_devremove_test.tap" 2>&1
-rig_barrier devremove-done 1500
 if [ "$RIG_NODE" -eq 1 ]; then
 	# Never returns: the VM is gone.  Its output is kept for debugging only.
 	RIG_DIR=$RIG_DIR build/selftests/kernel/kcoll_vanish_test >"$RIG_DIR/vanish.log" 2>&1
