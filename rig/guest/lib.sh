@@ -10,6 +10,13 @@ rig_net_up() {
 	ip addr add "$(rig_ip "$RIG_NODE")/24" dev eth0
 }
 
+# rig_node_up: the cluster segment, the RDMA device (rxe, or siw with RIG_RDMA=siw) and kcoll.
+rig_node_up() {
+	rig_net_up
+	rig_rxe_up
+	modprobe kcoll
+}
+
 # rig_ping_all: wait (a minute at most per node) until every node answers a ping, so the
 # first communicator is not made before the segment is up everywhere.
 rig_ping_all() {

@@ -4,9 +4,7 @@
 # point-to-point over Soft-RoCE.  TAP per test binary in $RIG_DIR/tap/.
 . rig/guest/lib.sh
 . selftests/lib/seed.sh
-rig_net_up
-rig_rxe_up
-modprobe kcoll
+rig_node_up
 
 tap=$RIG_DIR/tap
 mkdir -p "$tap"

@@ -5,9 +5,7 @@
 # queue pair kcoll destroys after its peer's device went away, and WARNs after 50 s in
 # __rxe_cleanup() (Documentation/testing.rst).
 . rig/guest/lib.sh
-rig_net_up
-rig_rxe_up
-modprobe kcoll
+rig_node_up
 
 tap=$RIG_DIR/tap
 mkdir -p "$tap"

@@ -7,9 +7,7 @@
 # FUZZ_AVOID steps around known kernel bugs (see selftests/fuzz/crashes/README.rst);
 # FUZZ_REPLAY=FILE replays a logged program instead (FUZZ_REPEAT times).
 . rig/guest/lib.sh
-rig_net_up
-rig_rxe_up
-modprobe kcoll
+rig_node_up
 
 tap=$RIG_DIR/tap
 mkdir -p "$tap"

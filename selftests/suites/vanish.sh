@@ -4,9 +4,7 @@
 # disconnect) and node 0 checks that its pending operations fail within the bound.  Node 1
 # leaves a "vanished" marker, which rig/check.sh counts instead of a finished job.
 . rig/guest/lib.sh
-rig_net_up
-rig_rxe_up
-modprobe kcoll
+rig_node_up
 
 tap=$RIG_DIR/tap
 mkdir -p "$tap"
