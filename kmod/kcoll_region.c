@@ -105,15 +105,18 @@ int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write)
 	if (ret)
 		return ret;
 	/* The caller chose the size: no allocator warning for an absurd one, just -ENOMEM. */
-	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	r->pages = kcoll_fi(ALLOC, NULL, kvmalloc_array(npages, sizeof(*r->pages),
+							GFP_KERNEL_ACCOUNT | __GFP_NOWARN));
 	if (!r->pages) {
 		kcoll_region_uncharge(r);
 		return -ENOMEM;
 	}
 	while (done < npages) {
-		ret = pin_user_pages_fast((first + done) << PAGE_SHIFT, npages - done,
-					  write ? FOLL_WRITE | FOLL_LONGTERM : FOLL_LONGTERM,
-					  r->pages + done);
+		ret = kcoll_fi(PIN, -ENOMEM,
+			       pin_user_pages_fast((first + done) << PAGE_SHIFT, npages - done,
+						   write ? FOLL_WRITE | FOLL_LONGTERM :
+							   FOLL_LONGTERM,
+						   r->pages + done));
 		if (ret <= 0) {
 			unpin_user_pages(r->pages, done);
 			kvfree(r->pages);
@@ -156,7 +159,7 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 	 * call fails with -ENOMEM, quietly, rather than waking the OOM killer.
 	 */
 	gfp |= GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
-	r->pages = kvmalloc_array(npages, sizeof(*r->pages), gfp);
+	r->pages = kcoll_fi(ALLOC, NULL, kvmalloc_array(npages, sizeof(*r->pages), gfp));
 	if (!r->pages)
 		return -ENOMEM;
 	while (done < npages) {
@@ -166,8 +169,9 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 
 		for (; !page; order--) {
 			/* Larger runs are a bonus: try them once, without reclaim. */
-			page = alloc_pages(order ? (gfp & ~__GFP_RETRY_MAYFAIL) | __GFP_NORETRY :
-					   gfp, order);
+			page = kcoll_fi(ALLOC, NULL,
+					alloc_pages(order ? (gfp & ~__GFP_RETRY_MAYFAIL) |
+						    __GFP_NORETRY : gfp, order));
 			if (page || !order)
 				break;
 		}
@@ -212,7 +216,8 @@ static int kcoll_region_map_mr(struct kcoll_region *r, struct kcoll_region_chunk
 		last = sg;
 	len = sg_dma_len(last);
 	sg_dma_len(last) = len - trim;
-	ret = ib_map_mr_sg(ch->mr, ch->sgt.sgl, ch->sgt.nents, &off, PAGE_SIZE);
+	ret = kcoll_fi(REG, -ENOMEM,
+		       ib_map_mr_sg(ch->mr, ch->sgt.sgl, ch->sgt.nents, &off, PAGE_SIZE));
 	sg_dma_len(last) = len;
 	if (ret != ch->sgt.nents)
 		return ret < 0 ? ret : -EINVAL;
@@ -246,8 +251,10 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 	ibdev = comm->dev->ibdev;
 	per = kcoll_region_mr_pages(comm);
 	nchunks = DIV_ROUND_UP(r->npages, per);
-	r->chunks = kvcalloc(nchunks, sizeof(*r->chunks), GFP_KERNEL | __GFP_NOWARN);
-	r->dma = kvmalloc_array(r->npages, sizeof(*r->dma), GFP_KERNEL | __GFP_NOWARN);
+	r->chunks = kcoll_fi(ALLOC, NULL, kvcalloc(nchunks, sizeof(*r->chunks),
+						   GFP_KERNEL | __GFP_NOWARN));
+	r->dma = kcoll_fi(ALLOC, NULL, kvmalloc_array(r->npages, sizeof(*r->dma),
+						      GFP_KERNEL | __GFP_NOWARN));
 	if (!r->chunks || !r->dma)
 		return -ENOMEM;
 	r->ibdev = ibdev;
@@ -257,12 +264,15 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 		unsigned int first = i * per, n = min(per, r->npages - first), p = first;
 		struct sg_dma_page_iter it;
 
-		ret = sg_alloc_table_from_pages(&ch->sgt, r->pages + first, n, 0,
-						(unsigned long)n << PAGE_SHIFT, GFP_KERNEL);
+		ret = kcoll_fi(REG, -ENOMEM,
+			       sg_alloc_table_from_pages(&ch->sgt, r->pages + first, n, 0,
+							 (unsigned long)n << PAGE_SHIFT,
+							 GFP_KERNEL));
 		if (ret)
 			return ret;
 		r->nchunks++;
-		ret = ib_dma_map_sgtable_attrs(ibdev, &ch->sgt, DMA_BIDIRECTIONAL, 0);
+		ret = kcoll_fi(REG, -ENOMEM,
+			       ib_dma_map_sgtable_attrs(ibdev, &ch->sgt, DMA_BIDIRECTIONAL, 0));
 		if (ret) {
 			sg_free_table(&ch->sgt);
 			r->nchunks--;
@@ -278,7 +288,8 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 		 * (a multiple of 256 pages); KASAN reports it.  The spare slot keeps that read
 		 * inside the array.
 		 */
-		ch->mr = ib_alloc_mr(comm->pd, IB_MR_TYPE_MEM_REG, n + 1);
+		ch->mr = kcoll_fi(REG, ERR_PTR(-ENOMEM),
+				  ib_alloc_mr(comm->pd, IB_MR_TYPE_MEM_REG, n + 1));
 		if (IS_ERR(ch->mr)) {
 			ret = PTR_ERR(ch->mr);
 			ch->mr = NULL;
@@ -405,7 +416,7 @@ int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struc
 			.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
 		};
 
-		if (ib_post_send(conn->qp, &reg.wr, NULL))
+		if (kcoll_fi(POST, -ENOMEM, ib_post_send(conn->qp, &reg.wr, NULL)))
 			return -EIO;
 		kcoll_conn_sq_take(conn);
 	}
