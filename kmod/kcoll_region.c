@@ -386,19 +386,9 @@ void kcoll_region_release(struct kcoll_region *r)
 	kcoll_region_uncharge(r);
 }
 
-/**
- * kcoll_region_post_reg - post the REG_MR work requests of a region on a connection
- * @conn:	an established connection of the region's communicator
- * @r:		mapped region with registrations
- * @cqe:	completion for each work request
- *
- * Work requests on one send queue execute in order, so a CTS posted after these on the
- * same connection only reaches the peer once the keys are valid.
- *
- * Context: comm->lock held; the caller checked that @conn has r->nchunks free send slots.
- * Return: work requests posted (r->nchunks), or a negative errno.
- */
-int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struct ib_cqe *cqe)
+/* kcoll_region_post_reg(), which also says in @posted how many it posted before failing. */
+static int __kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r,
+				   struct ib_cqe *cqe, unsigned int *posted)
 {
 	unsigned int i;
 
@@ -416,12 +406,33 @@ int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struc
 			.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
 		};
 
+		*posted = i;
 		if (kcoll_fi(POST, -ENOMEM, ib_post_send(conn->qp, &reg.wr, NULL)))
 			return -EIO;
 		kcoll_conn_sq_take(conn);
 	}
+	*posted = i;
 	r->registered = true;
 	return i;
+}
+
+/**
+ * kcoll_region_post_reg - post the REG_MR work requests of a region on a connection
+ * @conn:	an established connection of the region's communicator
+ * @r:		mapped region with registrations
+ * @cqe:	completion for each work request
+ *
+ * Work requests on one send queue execute in order, so a CTS posted after these on the
+ * same connection only reaches the peer once the keys are valid.
+ *
+ * Context: comm->lock held; the caller checked that @conn has r->nchunks free send slots.
+ * Return: work requests posted (r->nchunks), or a negative errno.
+ */
+int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struct ib_cqe *cqe)
+{
+	unsigned int posted;
+
+	return __kcoll_region_post_reg(conn, r, cqe, &posted);
 }
 
 struct kcoll_regwait {
@@ -487,7 +498,8 @@ int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
 {
 	struct kcoll_regwait w = { .cqe.done = kcoll_regwait_done };
 	struct kcoll_conn *conn = NULL;
-	int ret = 0;
+	unsigned int posted;
+	int ret = 0, wret = 0;
 	u32 i;
 
 	lockdep_assert_held(&comm->teardown_mutex);
@@ -506,11 +518,16 @@ int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
 	} else {
 		w.conn = conn;
 		atomic_add(r->nchunks, &w.pending);
-		ret = kcoll_region_post_reg(conn, r, &w.cqe);
+		ret = __kcoll_region_post_reg(conn, r, &w.cqe, &posted);
 		if (ret >= 0) {
 			ret = 0;
 		} else {
-			/* Nothing or part posted: the posted ones complete (or flush) anyway. */
+			/*
+			 * Nothing or part posted: the posted ones complete (or flush) anyway;
+			 * the others never will, so they are no longer waited for (our own
+			 * count keeps w.pending above zero meanwhile).
+			 */
+			atomic_sub(r->nchunks - posted, &w.pending);
 			kcoll_comm_set_error_locked(comm, ret, conn->peer);
 		}
 	}
@@ -520,9 +537,9 @@ int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
 	if (w.conn) {
 		/* Our own initial count; then every posted WR's completion (success or flush). */
 		if (!atomic_dec_and_test(&w.pending))
-			ret = kcoll_region_reg_wait(comm, &w);
-		if (!ret && w.status)
-			ret = w.status;
+			wret = kcoll_region_reg_wait(comm, &w);
+		/* A failed post stays the result, even when the posted ones completed. */
+		ret = ret ?: wret ?: w.status;
 	}
 	return ret;
 }
