@@ -4,7 +4,8 @@
 # with its n-th allocation failed, n = 1, 2, ... (selftests/kernel/kcoll_failnth_test.c),
 # then kcoll's own fail points one class at a time (kmod/kcoll_fault.h), then kmemleak.  The
 # stock kernel has no fault injection: there node.sh runs the test, which skips.
-# FAILNTH_CLASSES, FAILNTH_CLASS_CASES and FAILNTH_ANY_CLASSES choose the class runs;
+# FAILNTH_CLASSES, FAILNTH_CLASS_CASES, FAILNTH_ANY_CLASSES and FAILNTH_ANY_CASES choose the
+# class runs;
 # FAILNTH_CLASSES_ONLY=1 skips the fail-nth run.
 . rig/guest/lib.sh
 rig_net_up
@@ -29,7 +30,7 @@ for c in ${FAILNTH_CLASSES:-alloc pin reg cm post}; do
 done
 for c in ${FAILNTH_ANY_CLASSES:-qp cq cm}; do
 	echo "node$RIG_NODE: kcoll_failnth, class $c, any context"
-	KT_FAILNTH_CLASS=$c KT_FAILNTH_ANYWHERE=1 KT_FAILNTH_CASES="comm_create_2" \
+	KT_FAILNTH_CLASS=$c KT_FAILNTH_ANYWHERE=1 KT_FAILNTH_CASES="${FAILNTH_ANY_CASES:-comm_create_2}" \
 		$t >"$tap/kcoll_failnth_${c}_any.tap" 2>&1
 done
 modprobe -r kcoll
