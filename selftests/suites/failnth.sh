@@ -28,7 +28,9 @@ for c in ${FAILNTH_CLASSES:-alloc pin reg cm post}; do
 	echo "node$RIG_NODE: kcoll_failnth, class $c"
 	KT_FAILNTH_CLASS=$c KT_FAILNTH_CASES="$cases" $t >"$tap/kcoll_failnth_$c.tap" 2>&1
 done
-for c in ${FAILNTH_ANY_CLASSES:-qp cq cm}; do
+# Only qp and cq by default: a failure on rank 1's side before it connects leaves rank 0
+# waiting for the 60 s create timeout, and set-up has a dozen cm points and 2 x 64 posts.
+for c in ${FAILNTH_ANY_CLASSES:-qp cq}; do
 	echo "node$RIG_NODE: kcoll_failnth, class $c, any context"
 	KT_FAILNTH_CLASS=$c KT_FAILNTH_ANYWHERE=1 KT_FAILNTH_CASES="${FAILNTH_ANY_CASES:-comm_create_2}" \
 		$t >"$tap/kcoll_failnth_${c}_any.tap" 2>&1
