@@ -38,6 +38,7 @@
 #include <rdma/ib_verbs.h>
 #include <linux/kcoll.h>
 
+#include "kcoll_fault.h"
 #include "kcoll_wire.h"
 #include "../core/kcoll_sched.h"
 #include "../core/kcoll_reduce.h"

@@ -192,7 +192,7 @@ void kcoll_buf_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
 		goto bad;
 	if (have + nsegs > cap) {
 		cap = min_t(u32, total, max_t(u32, have + nsegs, 2 * cap));
-		grown = kmalloc(struct_size(grown, segs, cap), GFP_KERNEL);
+		grown = kcoll_fi(ALLOC, NULL, kmalloc(struct_size(grown, segs, cap), GFP_KERNEL));
 		if (!grown) {
 			kcoll_comm_fail(comm, -ENOMEM, conn->peer);
 			return;
@@ -345,8 +345,9 @@ static int kcoll_buf_exchange(struct kcoll_buf *buf)
 	long left;
 	u32 i;
 
-	segs = kvmalloc_array(r->nchunks, sizeof(*segs), GFP_KERNEL);
-	buf->remote = kcalloc(comm->nranks, sizeof(*buf->remote), GFP_KERNEL_ACCOUNT);
+	segs = kcoll_fi(ALLOC, NULL, kvmalloc_array(r->nchunks, sizeof(*segs), GFP_KERNEL));
+	buf->remote = kcoll_fi(ALLOC, NULL, kcalloc(comm->nranks, sizeof(*buf->remote),
+						    GFP_KERNEL_ACCOUNT));
 	if (!segs || !buf->remote) {
 		kvfree(segs);
 		return -ENOMEM;
@@ -412,7 +413,7 @@ out_fail:
  */
 static struct kcoll_buf *kcoll_buf_alloc(struct kcoll_comm *comm, u64 len)
 {
-	struct kcoll_buf *buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT);
+	struct kcoll_buf *buf = kcoll_fi(ALLOC, NULL, kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT));
 	unsigned long npages = DIV_ROUND_UP_ULL(len, PAGE_SIZE);
 	int ret;
 
@@ -491,13 +492,14 @@ long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg)
 		if (ret)
 			goto out_unmap;
 	}
-	ret = xa_alloc(&comm->bufs, &handle, buf, xa_limit_31b, GFP_KERNEL);
+	ret = kcoll_fi(ALLOC, -ENOMEM,
+		       xa_alloc(&comm->bufs, &handle, buf, xa_limit_31b, GFP_KERNEL));
 	if (ret)
 		goto out_unmap;
 	buf->handle = handle;
 	kref_get(&buf->ref);	/* the mmap table's */
-	ret = xa_alloc_cyclic(&ctx->maps, &buf->cookie, buf, xa_limit_31b, &ctx->next_map,
-			      GFP_KERNEL);
+	ret = kcoll_fi(ALLOC, -ENOMEM, xa_alloc_cyclic(&ctx->maps, &buf->cookie, buf, xa_limit_31b,
+						       &ctx->next_map, GFP_KERNEL));
 	if (ret < 0) {
 		kcoll_buf_put(buf);
 		xa_erase(&comm->bufs, handle);

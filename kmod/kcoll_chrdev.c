@@ -52,7 +52,7 @@ static int kcoll_open(struct inode *inode, struct file *file)
 {
 	struct kcoll_ctx *ctx;
 
-	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	ctx = kcoll_fi(ALLOC, NULL, kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT));
 	if (!ctx)
 		return -ENOMEM;
 	ctx->tgid = get_pid(task_tgid(current));

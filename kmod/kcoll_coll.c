@@ -186,7 +186,8 @@ static int kcoll_op_copy_counts(struct kcoll_op *op, const struct kcoll_coll *ar
 	};
 	u32 i;
 
-	op->counts = kmalloc_array(narrays * n, sizeof(u64), GFP_KERNEL_ACCOUNT);
+	op->counts = kcoll_fi(ALLOC, NULL,
+			      kmalloc_array(narrays * n, sizeof(u64), GFP_KERNEL_ACCOUNT));
 	if (!op->counts)
 		return -ENOMEM;
 	for (i = 0; i < narrays; i++) {
@@ -307,7 +308,7 @@ static struct kcoll_op *kcoll_op_create(struct kcoll_comm *comm, const struct kc
 	int ret, algo;
 	u32 i;
 
-	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
+	op = kcoll_fi(ALLOC, NULL, kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT));
 	if (!op)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&op->ref);
@@ -359,9 +360,11 @@ static struct kcoll_op *kcoll_op_create(struct kcoll_comm *comm, const struct kc
 	if (ret)
 		goto out_free;
 	op->nsteps = info.nsteps;
-	op->steps = kvmalloc_array(max(info.nsteps, 1U), sizeof(*op->steps), GFP_KERNEL_ACCOUNT);
-	op->sstate = kvzalloc(max(info.nsteps, 1U), GFP_KERNEL_ACCOUNT);
-	op->sstatus = kvcalloc(max(info.nsteps, 1U), sizeof(int), GFP_KERNEL_ACCOUNT);
+	op->steps = kcoll_fi(ALLOC, NULL, kvmalloc_array(max(info.nsteps, 1U), sizeof(*op->steps),
+							 GFP_KERNEL_ACCOUNT));
+	op->sstate = kcoll_fi(ALLOC, NULL, kvzalloc(max(info.nsteps, 1U), GFP_KERNEL_ACCOUNT));
+	op->sstatus = kcoll_fi(ALLOC, NULL, kvcalloc(max(info.nsteps, 1U), sizeof(int),
+						     GFP_KERNEL_ACCOUNT));
 	if (!op->steps || !op->sstate || !op->sstatus) {
 		ret = -ENOMEM;
 		goto out_free;
@@ -790,8 +793,8 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 		goto out_put_comm;
 	}
 	if (arg.flags & KCOLL_COLL_NONBLOCK) {
-		ret = xa_alloc_cyclic(&ctx->ops, &id, op, xa_limit_31b, &ctx->next_op,
-				      GFP_KERNEL);
+		ret = kcoll_fi(ALLOC, -ENOMEM, xa_alloc_cyclic(&ctx->ops, &id, op, xa_limit_31b,
+							       &ctx->next_op, GFP_KERNEL));
 		if (ret < 0)
 			goto out_put_op;
 		op->id = id;

@@ -479,7 +479,8 @@ static int kcoll_comm_read_peers(struct kcoll_comm *comm, const struct kcoll_com
 	u32 i;
 	int ret;
 
-	comm->addrs = kvcalloc(arg->nranks, sizeof(*comm->addrs), GFP_KERNEL_ACCOUNT);
+	comm->addrs = kcoll_fi(ALLOC, NULL, kvcalloc(arg->nranks, sizeof(*comm->addrs),
+						     GFP_KERNEL_ACCOUNT));
 	if (!comm->addrs)
 		return -ENOMEM;
 	for (i = 0; i < arg->nranks; i++) {
@@ -536,10 +537,12 @@ static int kcoll_comm_find_dev(struct kcoll_comm *comm)
 		((struct sockaddr_in *)&own)->sin_port = 0;
 	else
 		((struct sockaddr_in6 *)&own)->sin6_port = 0;
-	probe = rdma_create_id(comm->net, kcoll_probe_handler, NULL, RDMA_PS_TCP, IB_QPT_RC);
+	probe = kcoll_fi(CM, ERR_PTR(-ENOMEM),
+			 rdma_create_id(comm->net, kcoll_probe_handler, NULL, RDMA_PS_TCP,
+					IB_QPT_RC));
 	if (IS_ERR(probe))
 		return PTR_ERR(probe);
-	ret = rdma_bind_addr(probe, (struct sockaddr *)&own);
+	ret = kcoll_fi(CM, -ENOMEM, rdma_bind_addr(probe, (struct sockaddr *)&own));
 	if (ret == -ENOMEM)
 		goto out_destroy;	/* not the address's fault: say so */
 	if (ret || !probe->device) {
@@ -612,7 +615,8 @@ static struct kcoll_comm *kcoll_comm_alloc(const struct kcoll_comm_create *arg)
 	struct kcoll_comm *comm;
 	u32 i;
 
-	comm = kvzalloc(struct_size(comm, conns, arg->nranks), GFP_KERNEL_ACCOUNT);
+	comm = kcoll_fi(ALLOC, NULL,
+			kvzalloc(struct_size(comm, conns, arg->nranks), GFP_KERNEL_ACCOUNT));
 	if (!comm)
 		return NULL;
 	kobject_init(&comm->kobj, &kcoll_comm_ktype);
@@ -719,7 +723,7 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 		ret = kcoll_comm_find_dev(comm);
 		if (ret)
 			goto out_put;
-		comm->pd = ib_alloc_pd(comm->dev->ibdev, 0);
+		comm->pd = kcoll_fi(REG, ERR_PTR(-ENOMEM), ib_alloc_pd(comm->dev->ibdev, 0));
 		if (IS_ERR(comm->pd)) {
 			ret = PTR_ERR(comm->pd);
 			comm->pd = NULL;
@@ -738,8 +742,8 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 	 * there until it is published, with the table's reference, once creation succeeded.
 	 */
 	mutex_lock(&ctx->lock);
-	ret = xa_alloc_cyclic(&ctx->comms, &handle, NULL, xa_limit_31b, &ctx->next_comm,
-			      GFP_KERNEL);
+	ret = kcoll_fi(ALLOC, -ENOMEM, xa_alloc_cyclic(&ctx->comms, &handle, NULL, xa_limit_31b,
+						       &ctx->next_comm, GFP_KERNEL));
 	mutex_unlock(&ctx->lock);
 	if (ret < 0)
 		goto out_shutdown;

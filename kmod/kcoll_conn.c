@@ -88,7 +88,7 @@ static int kcoll_ctrl_init(struct kcoll_conn *conn, struct kcoll_ctrl *c,
 	struct ib_device *ibdev = conn->comm->dev->ibdev;
 
 	c->conn = conn;
-	c->msg = kzalloc(KCOLL_WIRE_MSG_SIZE, GFP_KERNEL);
+	c->msg = kcoll_fi(ALLOC, NULL, kzalloc(KCOLL_WIRE_MSG_SIZE, GFP_KERNEL));
 	if (!c->msg)
 		return -ENOMEM;
 	c->dma = ib_dma_map_single(ibdev, c->msg, KCOLL_WIRE_MSG_SIZE, dir);
@@ -116,7 +116,7 @@ static int kcoll_conn_post_rx(struct kcoll_conn *conn, struct kcoll_ctrl *c)
 
 	ib_dma_sync_single_for_device(conn->comm->dev->ibdev, c->dma, KCOLL_WIRE_MSG_SIZE,
 				      DMA_FROM_DEVICE);
-	return ib_post_recv(conn->qp, &wr, NULL);
+	return kcoll_fi(POST, -ENOMEM, ib_post_recv(conn->qp, &wr, NULL));
 }
 
 /* CQ, QP and control buffers on @id, which is bound to the comm's device. */
@@ -132,8 +132,9 @@ static int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 	 * ib_drain_qp() posts one work request on each queue and WARNs when it cannot (rxe
 	 * rounds queues up to a power of two and hides this; mlx5 does not).
 	 */
-	conn->cq = ib_alloc_cq(ibdev, conn, KCOLL_SQ_DEPTH + KCOLL_RX_DEPTH + 2,
-			       conn->peer % ibdev->num_comp_vectors, IB_POLL_WORKQUEUE);
+	conn->cq = kcoll_fi(CQ, ERR_PTR(-ENOMEM),
+			    ib_alloc_cq(ibdev, conn, KCOLL_SQ_DEPTH + KCOLL_RX_DEPTH + 2,
+					conn->peer % ibdev->num_comp_vectors, IB_POLL_WORKQUEUE));
 	if (IS_ERR(conn->cq)) {
 		ret = PTR_ERR(conn->cq);
 		conn->cq = NULL;
@@ -147,13 +148,13 @@ static int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 	attr.cap.max_recv_wr = KCOLL_RX_DEPTH + 1;
 	attr.cap.max_send_sge = min_t(u32, ibdev->attrs.max_send_sge, 16);
 	attr.cap.max_recv_sge = 1;
-	ret = rdma_create_qp(id, comm->pd, &attr);
+	ret = kcoll_fi(QP, -ENOMEM, rdma_create_qp(id, comm->pd, &attr));
 	if (ret)
 		goto out_free_cq;
 	conn->qp = id->qp;
 
-	conn->rx = kcalloc(KCOLL_RX_DEPTH, sizeof(*conn->rx), GFP_KERNEL);
-	conn->tx = kcalloc(KCOLL_TX_CTRL, sizeof(*conn->tx), GFP_KERNEL);
+	conn->rx = kcoll_fi(ALLOC, NULL, kcalloc(KCOLL_RX_DEPTH, sizeof(*conn->rx), GFP_KERNEL));
+	conn->tx = kcoll_fi(ALLOC, NULL, kcalloc(KCOLL_TX_CTRL, sizeof(*conn->tx), GFP_KERNEL));
 	if (!conn->rx || !conn->tx) {
 		ret = -ENOMEM;
 		goto out_free_ctrl;
@@ -294,7 +295,7 @@ int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len)
 	lockdep_assert_held(&conn->comm->lock);
 	m->magic = cpu_to_be32(KCOLL_WIRE_MAGIC);
 	ib_dma_sync_single_for_device(conn->comm->dev->ibdev, c->dma, len, DMA_TO_DEVICE);
-	ret = ib_post_send(conn->qp, &wr, NULL);
+	ret = kcoll_fi(POST, -ENOMEM, ib_post_send(conn->qp, &wr, NULL));
 	if (ret) {
 		list_add(&c->list, &conn->tx_free);
 		return ret;
@@ -506,7 +507,7 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 	param.private_data = &acc;
 	param.private_data_len = sizeof(acc);
 	/* Teardown waits for this handler (rdma_lock_handler) before it touches the QP. */
-	ret = rdma_accept(id, &param);
+	ret = kcoll_fi(CM, -ENOMEM, rdma_accept(id, &param));
 	if (ret) {
 		kcoll_conn_destroy_qp(conn, id);
 		spin_lock_bh(&comm->lock);
@@ -543,7 +544,8 @@ int kcoll_conn_connect(struct kcoll_conn *conn)
 	int ret, tos;
 
 	lockdep_assert_held(&comm->teardown_mutex);
-	id = rdma_create_id(comm->net, kcoll_cm_handler, conn, RDMA_PS_TCP, IB_QPT_RC);
+	id = kcoll_fi(CM, ERR_PTR(-ENOMEM),
+		      rdma_create_id(comm->net, kcoll_cm_handler, conn, RDMA_PS_TCP, IB_QPT_RC));
 	if (IS_ERR(id))
 		return PTR_ERR(id);
 	/* comm->dev only changes under teardown_mutex (shutdown clears it): held here. */
@@ -568,8 +570,9 @@ int kcoll_conn_connect(struct kcoll_conn *conn)
 		((struct sockaddr_in *)&src)->sin_port = 0;
 	else
 		((struct sockaddr_in6 *)&src)->sin6_port = 0;
-	ret = rdma_resolve_addr(id, (struct sockaddr *)&src,
-				(struct sockaddr *)&comm->addrs[conn->peer], KCOLL_RESOLVE_MS);
+	ret = kcoll_fi(CM, -ENOMEM, rdma_resolve_addr(id, (struct sockaddr *)&src,
+						      (struct sockaddr *)&comm->addrs[conn->peer],
+						      KCOLL_RESOLVE_MS));
 	if (ret) {
 		spin_lock_bh(&comm->lock);
 		conn->cm_id = NULL;
@@ -1033,7 +1036,7 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			kcoll_comm_fail(comm, -EHOSTUNREACH, conn->peer);
 			return 0;
 		}
-		ret = rdma_resolve_route(id, KCOLL_RESOLVE_MS);
+		ret = kcoll_fi(CM, -ENOMEM, rdma_resolve_route(id, KCOLL_RESOLVE_MS));
 		if (ret)
 			kcoll_conn_retry_later(conn, -EHOSTUNREACH);
 		return 0;
@@ -1047,7 +1050,7 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		kcoll_conn_param(conn, &param);
 		param.private_data = &hello;
 		param.private_data_len = sizeof(hello);
-		ret = rdma_connect_locked(id, &param);
+		ret = kcoll_fi(CM, -ENOMEM, rdma_connect_locked(id, &param));
 		if (ret)
 			kcoll_conn_retry_later(conn, ret);
 		return 0;

@@ -106,7 +106,9 @@ static const struct kobj_type kcoll_engine_ktype = {
 static struct kcoll_engine_entry *kcoll_engine_entry_add(const char *name,
 							 struct kcoll_engine *e)
 {
-	struct kcoll_engine_entry *ent = kzalloc(sizeof(*ent), GFP_KERNEL);
+	struct kcoll_engine_entry *ent;
+
+	ent = kcoll_fi(ALLOC, NULL, kzalloc(sizeof(*ent), GFP_KERNEL));
 
 	if (!ent)
 		return ERR_PTR(-ENOMEM);

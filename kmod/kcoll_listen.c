@@ -81,7 +81,8 @@ static struct rdma_cm_id *kcoll_listen_one(struct kcoll_listener *l, int family)
 	struct rdma_cm_id *id;
 	int ret;
 
-	id = rdma_create_id(l->net, kcoll_listen_handler, l, RDMA_PS_TCP, IB_QPT_RC);
+	id = kcoll_fi(CM, ERR_PTR(-ENOMEM),
+		      rdma_create_id(l->net, kcoll_listen_handler, l, RDMA_PS_TCP, IB_QPT_RC));
 	if (IS_ERR(id))
 		return id;
 	if (family == AF_INET6) {
@@ -98,10 +99,10 @@ static struct rdma_cm_id *kcoll_listen_one(struct kcoll_listener *l, int family)
 		sin->sin_family = AF_INET;
 		sin->sin_port = htons(l->port);
 	}
-	ret = rdma_bind_addr(id, (struct sockaddr *)&ss);
+	ret = kcoll_fi(CM, -ENOMEM, rdma_bind_addr(id, (struct sockaddr *)&ss));
 	if (ret)
 		goto out_destroy;
-	ret = rdma_listen(id, 128);
+	ret = kcoll_fi(CM, -ENOMEM, rdma_listen(id, 128));
 	if (ret)
 		goto out_destroy;
 	return id;
@@ -122,7 +123,7 @@ static struct kcoll_listener *kcoll_listener_find_add(struct net *net, u16 port)
 		if (net_eq(l->net, net) && l->port == port)
 			return l;
 	}
-	l = kzalloc(sizeof(*l), GFP_KERNEL);
+	l = kcoll_fi(ALLOC, NULL, kzalloc(sizeof(*l), GFP_KERNEL));
 	if (!l)
 		return ERR_PTR(-ENOMEM);
 	l->net = net;

@@ -115,9 +115,12 @@ static int __init kcoll_init(void)
 
 	if (kcoll_tos > 255)
 		kcoll_tos = 255;
+	kcoll_fault_init();	/* first: every later step has fail points */
 	kcoll_wq = alloc_workqueue("kcoll", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
-	if (!kcoll_wq)
+	if (!kcoll_wq) {
+		kcoll_fault_exit();
 		return -ENOMEM;
+	}
 	ret = kcoll_sysfs_init();
 	if (ret)
 		goto out_wq;
@@ -159,6 +162,7 @@ out_sysfs:
 	kcoll_sysfs_exit();
 out_wq:
 	destroy_workqueue(kcoll_wq);
+	kcoll_fault_exit();
 	return ret;
 }
 
@@ -173,6 +177,7 @@ static void __exit kcoll_exit(void)
 	kcoll_engine_exit();
 	kcoll_sysfs_exit();
 	destroy_workqueue(kcoll_wq);
+	kcoll_fault_exit();
 	pr_info("unloaded\n");
 }
 

@@ -430,7 +430,7 @@ static int kcoll_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 	dev = kcoll_nl_dev_from_attr(info);
 	if (!dev)
 		return -ENODEV;
-	msg = genlmsg_new(4 * NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = kcoll_fi(ALLOC, NULL, genlmsg_new(4 * NLMSG_GOODSIZE, GFP_KERNEL));
 	if (!msg) {
 		ret = -ENOMEM;
 		goto out_put;
@@ -828,7 +828,8 @@ static int kcoll_nl_comm_get_doit(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	if (kcoll_comm_walk(&pos, kcoll_nl_comm_find_one, &f) != 1)
 		goto out_noent;
-	f.msg = genlmsg_new(NLMSG_GOODSIZE + (size_t)f.nranks * 96, GFP_KERNEL);
+	f.msg = kcoll_fi(ALLOC, NULL,
+			 genlmsg_new(NLMSG_GOODSIZE + (size_t)f.nranks * 96, GFP_KERNEL));
 	if (!f.msg)
 		return -ENOMEM;
 	pos = 0;
@@ -911,7 +912,7 @@ static int kcoll_nl_config_get_doit(struct sk_buff *skb, struct genl_info *info)
 	void *hdr;
 
 	kcoll_config_get(&c);
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = kcoll_fi(ALLOC, NULL, genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL));
 	if (!msg)
 		return -ENOMEM;
 	hdr = genlmsg_put_reply(msg, info, &kcoll_nl_family, 0, KCOLL_CMD_CONFIG_GET);
@@ -1171,7 +1172,7 @@ static struct sk_buff *kcoll_nl_event_new(struct net *net, u8 cmd, void **hdr)
 	if (!READ_ONCE(kcoll_nl_registered) ||
 	    !genl_has_listeners(&kcoll_nl_family, net, KCOLL_NL_MCGRP_EVENTS))
 		return NULL;
-	skb = genlmsg_new(NLMSG_GOODSIZE, GFP_ATOMIC);
+	skb = kcoll_fi(ALLOC, NULL, genlmsg_new(NLMSG_GOODSIZE, GFP_ATOMIC));
 	if (!skb)
 		return NULL;
 	*hdr = genlmsg_put(skb, 0, 0, &kcoll_nl_family, 0, cmd);

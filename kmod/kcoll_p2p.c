@@ -506,7 +506,7 @@ again:
 		wr.wr.num_sge = n;
 		wr.remote_addr = be64_to_cpu(seg->addr) + req->seg_off;
 		wr.rkey = be32_to_cpu(seg->rkey);
-		if (ib_post_send(conn->qp, &wr.wr, NULL)) {
+		if (kcoll_fi(POST, -ENOMEM, ib_post_send(conn->qp, &wr.wr, NULL))) {
 			kcoll_comm_set_error_locked(comm, -EIO, conn->peer);
 			return;
 		}
@@ -704,7 +704,7 @@ static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_
 			break;
 		spin_unlock_bh(&comm->lock);
 		/* Allocated unlocked, so the receive may be announced meanwhile: look again. */
-		e = kmalloc(sizeof(*e) + len, GFP_KERNEL);
+		e = kcoll_fi(ALLOC, NULL, kmalloc(sizeof(*e) + len, GFP_KERNEL));
 		if (!e) {
 			kcoll_comm_fail(comm, -ENOMEM, conn->peer);
 			return;
@@ -742,7 +742,7 @@ static void kcoll_p2p_cts_rx(struct kcoll_conn *conn, const struct kcoll_wire_ms
 		return;
 	}
 	spin_unlock_bh(&comm->lock);
-	cts = kmalloc(struct_size(cts, msg.segs, nsegs), GFP_KERNEL);
+	cts = kcoll_fi(ALLOC, NULL, kmalloc(struct_size(cts, msg.segs, nsegs), GFP_KERNEL));
 	if (!cts) {
 		kcoll_comm_fail(comm, -ENOMEM, conn->peer);
 		return;
@@ -911,7 +911,7 @@ static int kcoll_p2p_check(const struct kcoll_p2p *arg, struct kcoll_comm *comm)
  */
 struct kcoll_req *kcoll_req_new(struct kcoll_comm *comm, u32 peer, bool send)
 {
-	struct kcoll_req *req = kzalloc(sizeof(*req), GFP_KERNEL_ACCOUNT);
+	struct kcoll_req *req = kcoll_fi(ALLOC, NULL, kzalloc(sizeof(*req), GFP_KERNEL_ACCOUNT));
 
 	if (!req)
 		return NULL;
@@ -1093,8 +1093,8 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 	}
 
 	if (arg.flags & KCOLL_P2P_NONBLOCK) {
-		ret = xa_alloc_cyclic(&ctx->reqs, &id, req, xa_limit_31b, &ctx->next_req,
-				      GFP_KERNEL);
+		ret = kcoll_fi(ALLOC, -ENOMEM, xa_alloc_cyclic(&ctx->reqs, &id, req, xa_limit_31b,
+							       &ctx->next_req, GFP_KERNEL));
 		if (ret < 0) {
 			kcoll_mem_release(&req->mem);
 			goto out_put_req;

@@ -105,15 +105,18 @@ int kcoll_region_pin(struct kcoll_region *r, u64 uaddr, u64 len, bool write)
 	if (ret)
 		return ret;
 	/* The caller chose the size: no allocator warning for an absurd one, just -ENOMEM. */
-	r->pages = kvmalloc_array(npages, sizeof(*r->pages), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	r->pages = kcoll_fi(ALLOC, NULL, kvmalloc_array(npages, sizeof(*r->pages),
+							GFP_KERNEL_ACCOUNT | __GFP_NOWARN));
 	if (!r->pages) {
 		kcoll_region_uncharge(r);
 		return -ENOMEM;
 	}
 	while (done < npages) {
-		ret = pin_user_pages_fast((first + done) << PAGE_SHIFT, npages - done,
-					  write ? FOLL_WRITE | FOLL_LONGTERM : FOLL_LONGTERM,
-					  r->pages + done);
+		ret = kcoll_fi(PIN, -ENOMEM,
+			       pin_user_pages_fast((first + done) << PAGE_SHIFT, npages - done,
+						   write ? FOLL_WRITE | FOLL_LONGTERM :
+							   FOLL_LONGTERM,
+						   r->pages + done));
 		if (ret <= 0) {
 			unpin_user_pages(r->pages, done);
 			kvfree(r->pages);
@@ -156,7 +159,7 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 	 * call fails with -ENOMEM, quietly, rather than waking the OOM killer.
 	 */
 	gfp |= GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
-	r->pages = kvmalloc_array(npages, sizeof(*r->pages), gfp);
+	r->pages = kcoll_fi(ALLOC, NULL, kvmalloc_array(npages, sizeof(*r->pages), gfp));
 	if (!r->pages)
 		return -ENOMEM;
 	while (done < npages) {
@@ -166,8 +169,9 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 
 		for (; !page; order--) {
 			/* Larger runs are a bonus: try them once, without reclaim. */
-			page = alloc_pages(order ? (gfp & ~__GFP_RETRY_MAYFAIL) | __GFP_NORETRY :
-					   gfp, order);
+			page = kcoll_fi(ALLOC, NULL,
+					alloc_pages(order ? (gfp & ~__GFP_RETRY_MAYFAIL) |
+						    __GFP_NORETRY : gfp, order));
 			if (page || !order)
 				break;
 		}
@@ -219,7 +223,8 @@ static int kcoll_region_map_mr(struct kcoll_region *r, struct kcoll_region_chunk
 	sg_dma_len(last) = last_len - trim;
 	sg_dma_address(head) = head_addr + off;
 	sg_dma_len(head) -= off;
-	ret = ib_map_mr_sg(ch->mr, ch->sgt.sgl, ch->sgt.nents, NULL, PAGE_SIZE);
+	ret = kcoll_fi(REG, -ENOMEM,
+		       ib_map_mr_sg(ch->mr, ch->sgt.sgl, ch->sgt.nents, NULL, PAGE_SIZE));
 	sg_dma_address(head) = head_addr;
 	sg_dma_len(head) = head_len;
 	sg_dma_len(last) = last_len;
@@ -255,8 +260,10 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 	ibdev = comm->dev->ibdev;
 	per = kcoll_region_mr_pages(comm);
 	nchunks = DIV_ROUND_UP(r->npages, per);
-	r->chunks = kvcalloc(nchunks, sizeof(*r->chunks), GFP_KERNEL | __GFP_NOWARN);
-	r->dma = kvmalloc_array(r->npages, sizeof(*r->dma), GFP_KERNEL | __GFP_NOWARN);
+	r->chunks = kcoll_fi(ALLOC, NULL, kvcalloc(nchunks, sizeof(*r->chunks),
+						   GFP_KERNEL | __GFP_NOWARN));
+	r->dma = kcoll_fi(ALLOC, NULL, kvmalloc_array(r->npages, sizeof(*r->dma),
+						      GFP_KERNEL | __GFP_NOWARN));
 	if (!r->chunks || !r->dma)
 		return -ENOMEM;
 	r->ibdev = ibdev;
@@ -266,12 +273,15 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 		unsigned int first = i * per, n = min(per, r->npages - first), p = first;
 		struct sg_dma_page_iter it;
 
-		ret = sg_alloc_table_from_pages(&ch->sgt, r->pages + first, n, 0,
-						(unsigned long)n << PAGE_SHIFT, GFP_KERNEL);
+		ret = kcoll_fi(REG, -ENOMEM,
+			       sg_alloc_table_from_pages(&ch->sgt, r->pages + first, n, 0,
+							 (unsigned long)n << PAGE_SHIFT,
+							 GFP_KERNEL));
 		if (ret)
 			return ret;
 		r->nchunks++;
-		ret = ib_dma_map_sgtable_attrs(ibdev, &ch->sgt, DMA_BIDIRECTIONAL, 0);
+		ret = kcoll_fi(REG, -ENOMEM,
+			       ib_dma_map_sgtable_attrs(ibdev, &ch->sgt, DMA_BIDIRECTIONAL, 0));
 		if (ret) {
 			sg_free_table(&ch->sgt);
 			r->nchunks--;
@@ -287,7 +297,8 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 		 * (a multiple of 256 pages); KASAN reports it.  The spare slot keeps that read
 		 * inside the array.
 		 */
-		ch->mr = ib_alloc_mr(comm->pd, IB_MR_TYPE_MEM_REG, n + 1);
+		ch->mr = kcoll_fi(REG, ERR_PTR(-ENOMEM),
+				  ib_alloc_mr(comm->pd, IB_MR_TYPE_MEM_REG, n + 1));
 		if (IS_ERR(ch->mr)) {
 			ret = PTR_ERR(ch->mr);
 			ch->mr = NULL;
@@ -384,19 +395,9 @@ void kcoll_region_release(struct kcoll_region *r)
 	kcoll_region_uncharge(r);
 }
 
-/**
- * kcoll_region_post_reg - post the REG_MR work requests of a region on a connection
- * @conn:	an established connection of the region's communicator
- * @r:		mapped region with registrations
- * @cqe:	completion for each work request
- *
- * Work requests on one send queue execute in order, so a CTS posted after these on the
- * same connection only reaches the peer once the keys are valid.
- *
- * Context: comm->lock held; the caller checked that @conn has r->nchunks free send slots.
- * Return: work requests posted (r->nchunks), or a negative errno.
- */
-int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struct ib_cqe *cqe)
+/* kcoll_region_post_reg(), which also says in @posted how many it posted before failing. */
+static int __kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r,
+				   struct ib_cqe *cqe, unsigned int *posted)
 {
 	unsigned int i;
 
@@ -414,12 +415,33 @@ int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struc
 			.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
 		};
 
-		if (ib_post_send(conn->qp, &reg.wr, NULL))
+		*posted = i;
+		if (kcoll_fi(POST, -ENOMEM, ib_post_send(conn->qp, &reg.wr, NULL)))
 			return -EIO;
 		kcoll_conn_sq_take(conn);
 	}
+	*posted = i;
 	r->registered = true;
 	return i;
+}
+
+/**
+ * kcoll_region_post_reg - post the REG_MR work requests of a region on a connection
+ * @conn:	an established connection of the region's communicator
+ * @r:		mapped region with registrations
+ * @cqe:	completion for each work request
+ *
+ * Work requests on one send queue execute in order, so a CTS posted after these on the
+ * same connection only reaches the peer once the keys are valid.
+ *
+ * Context: comm->lock held; the caller checked that @conn has r->nchunks free send slots.
+ * Return: work requests posted (r->nchunks), or a negative errno.
+ */
+int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struct ib_cqe *cqe)
+{
+	unsigned int posted;
+
+	return __kcoll_region_post_reg(conn, r, cqe, &posted);
 }
 
 struct kcoll_regwait {
@@ -485,7 +507,8 @@ int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
 {
 	struct kcoll_regwait w = { .cqe.done = kcoll_regwait_done };
 	struct kcoll_conn *conn = NULL;
-	int ret = 0;
+	unsigned int posted;
+	int ret = 0, wret = 0;
 	u32 i;
 
 	lockdep_assert_held(&comm->teardown_mutex);
@@ -504,11 +527,16 @@ int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
 	} else {
 		w.conn = conn;
 		atomic_add(r->nchunks, &w.pending);
-		ret = kcoll_region_post_reg(conn, r, &w.cqe);
+		ret = __kcoll_region_post_reg(conn, r, &w.cqe, &posted);
 		if (ret >= 0) {
 			ret = 0;
 		} else {
-			/* Nothing or part posted: the posted ones complete (or flush) anyway. */
+			/*
+			 * Nothing or part posted: the posted ones complete (or flush) anyway;
+			 * the others never will, so they are no longer waited for (our own
+			 * count keeps w.pending above zero meanwhile).
+			 */
+			atomic_sub(r->nchunks - posted, &w.pending);
 			kcoll_comm_set_error_locked(comm, ret, conn->peer);
 		}
 	}
@@ -518,9 +546,9 @@ int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
 	if (w.conn) {
 		/* Our own initial count; then every posted WR's completion (success or flush). */
 		if (!atomic_dec_and_test(&w.pending))
-			ret = kcoll_region_reg_wait(comm, &w);
-		if (!ret && w.status)
-			ret = w.status;
+			wret = kcoll_region_reg_wait(comm, &w);
+		/* A failed post stays the result, even when the posted ones completed. */
+		ret = ret ?: wret ?: w.status;
 	}
 	return ret;
 }

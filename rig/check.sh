@@ -177,8 +177,9 @@ else
 	run_suite cluster2 2 4000 "sh selftests/suites/cluster.sh"
 	# iWARP: the same suite over Soft-iWARP (no WRITE WITH IMMEDIATE on the wire).
 	run_suite cluster2-siw 2 4000 "RIG_RDMA=siw sh selftests/suites/cluster.sh"
-	# Fault injection: fail-nth over every ioctl and netlink command (one VM, two ranks).
-	run_suite failnth 1 3600 "sh selftests/suites/failnth.sh"
+	# Fault injection: fail-nth over every ioctl and netlink command, then kcoll's fail points
+	# class by class (one VM, two ranks).
+	run_suite failnth 1 5400 "sh selftests/suites/failnth.sh"
 	fuzz_suites 1200
 fi
 

@@ -19,6 +19,11 @@
  * communicator has rank 1 in a second thread of this process, over a Soft-RoCE device the
  * test adds, and faults are injected into rank 0's thread only.
  *
+ * kcoll's own fail points (kmod/kcoll_fault.h) count towards fail-nth like the kernel's.
+ * KT_FAILNTH_CLASS=<class> (alloc, pin, reg, qp, cq, cm, post) counts kcoll's points of that
+ * class alone instead: the n-th is failed through /sys/kernel/debug/kcoll/fail_<class>/
+ * (task-filter, with make-it-fail set on rank 0's thread; space = n, times = 1).
+ *
  * KT_FAILNTH_CASES="get_info nl_dev_get ..." runs only the cases named;
  * KT_FAILNTH_FROM (default 1) and KT_FAILNTH_MAX (default 2000) bound n;
  * KT_FAILNTH_VERBOSE=2 makes the kernel log a stack trace for every injected failure (slow
@@ -109,11 +114,31 @@ static int knob_rw(const char *path, char *old, size_t len, const char *val)
 	return n < 0 ? -errno : 0;
 }
 
+/* KT_FAILNTH_CLASS: the debugfs directory of the class's fault_attr, else empty (fail-nth). */
+static char fi_class[64];
+/* KT_FAILNTH_ANYWHERE=1: the class's n-th hit in any context (no task filter). */
+static bool fi_anywhere;
+
+static void knob_set(const char *dir, const char *knob, const char *val)
+{
+	char path[128], old[32];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, knob);
+	if (knob_rw(path, old, sizeof(old), val))
+		abort();
+}
+
 static void fi_arm(struct fn *f, int n)
 {
 	char b[16];
 	int l = snprintf(b, sizeof(b), "%d", n);
 
+	if (fi_class[0]) {
+		/* space = n: the first n - 1 hits only count down; times = 1 arms it. */
+		knob_set(fi_class, "space", b);
+		knob_set(fi_class, "times", "1");
+		return;
+	}
 	if (pwrite(f->nth, b, l, 0) != l)
 		abort();
 }
@@ -123,9 +148,49 @@ static int fi_left(struct fn *f)
 {
 	char b[16] = "";
 
+	if (fi_class[0]) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/times", fi_class);
+		if (knob_rw(path, b, sizeof(b), "0"))
+			abort();
+		knob_set(fi_class, "space", "0");
+		return atoi(b);
+	}
 	if (pread(f->nth, b, sizeof(b) - 1, 0) <= 0 || pwrite(f->nth, "0", 1, 0) != 1)
 		abort();
 	return atoi(b);
+}
+
+/*
+ * Class mode: every hit of rank 0's thread (make-it-fail) counts, or (fi_anywhere) every
+ * hit at all, from rank 1's thread and the work items too.
+ */
+static int fi_class_setup(const char *cls, const char *verbose)
+{
+	char old[32];
+
+	snprintf(fi_class, sizeof(fi_class), DBG "kcoll/fail_%s", cls);
+	if (access(fi_class, F_OK))
+		return -ENOENT;
+	knob_set(fi_class, "times", "0");
+	knob_set(fi_class, "task-filter", fi_anywhere ? "N" : "Y");
+	knob_set(fi_class, "probability", "100");
+	knob_set(fi_class, "interval", "1");
+	knob_set(fi_class, "verbose", verbose ? verbose : "0");
+	return knob_rw("/proc/thread-self/make-it-fail", old, sizeof(old), "1");
+}
+
+static void fi_class_teardown(void)
+{
+	char old[32];
+
+	if (!fi_class[0])
+		return;
+	knob_set(fi_class, "times", "0");
+	knob_set(fi_class, "probability", "0");
+	knob_set(fi_class, "space", "0");
+	knob_rw("/proc/thread-self/make-it-fail", old, sizeof(old), "0");
 }
 
 /* ---- rank 1 ---------------------------------------------------------------------------------- */
@@ -133,7 +198,11 @@ static int fi_left(struct fn *f)
 static void *peer_main(void *arg)
 {
 	struct fn *f = arg;
+	char old[8];
 
+	/* A new thread inherits make-it-fail (not fail-nth): rank 1 is not under test. */
+	if (fi_class[0] && !fi_anywhere)
+		knob_rw("/proc/thread-self/make-it-fail", old, sizeof(old), "0");
 	f->peer_ret = f->peer_op(f);
 	atomic_store(&f->peer_done, 1);
 	return NULL;
@@ -964,6 +1033,11 @@ FIXTURE_SETUP(fi)
 	ASSERT_EQ(0, kcoll_nl_open(&self->f->nl));
 	self->f->nth = open(FAILNTH, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, self->f->nth);
+	fi_class[0] = '\0';
+	fi_anywhere = kt_env("KT_FAILNTH_ANYWHERE", 0);
+	if (getenv("KT_FAILNTH_CLASS"))
+		ASSERT_EQ(0, fi_class_setup(getenv("KT_FAILNTH_CLASS"), verbose))
+			TH_LOG("kcoll without fail points (%s)", fi_class);
 	/*
 	 * The binary is on 9p: a page of it faulted in during the call would take the n-th
 	 * point (a 9p read) instead of kcoll.  Every page is resident from here on.
@@ -977,6 +1051,7 @@ FIXTURE_TEARDOWN(fi)
 
 	if (!self->ready)
 		return;
+	fi_class_teardown();
 	iter_clean(self->f);
 	kcoll_nl_close(self->f->nl);
 	close(self->f->fd0);
@@ -992,10 +1067,18 @@ FIXTURE_TEARDOWN(fi)
 	}
 }
 
-/* The errnos an allocation failure may come back as. */
+/*
+ * The errnos an allocation failure may come back as; a failed post (kcoll's fail points)
+ * breaks the communicator (EIO); a failure on the peer's side (KT_FAILNTH_ANYWHERE) shows as
+ * the peer's refusal or its absence.
+ */
 static bool clean_errno(int ret)
 {
-	return ret == -ENOMEM || ret == -ENOBUFS;
+	if (ret == -ENOMEM || ret == -ENOBUFS || ret == -EIO)
+		return true;
+	return fi_anywhere && (ret == -ETIMEDOUT || ret == -ECONNREFUSED ||
+			       ret == -ECONNRESET || ret == -ECONNABORTED ||
+			       ret == -EHOSTUNREACH);
 }
 
 TEST_F_TIMEOUT(fi, loop, 3600)
