@@ -61,7 +61,10 @@ class Comm:
         L = lib()
         self._h = ctypes.c_void_p()
         self._c = None
-        check("kcoll_open", L.kcoll_open(None, ctypes.byref(self._h)))
+        rc = L.kcoll_open(None, ctypes.byref(self._h))
+        if rc < 0 and not L.kcoll_last_error():
+            raise KcollError("kcoll_open", -rc, "cannot open /dev/kcoll: is kcoll.ko loaded?")
+        check("kcoll_open", rc)
         u = _lib.UniqueId()
         ctypes.memmove(u.internal, uid, UNIQUE_ID_BYTES)
         o = _lib.opts(_lib.CommOpts, bootstrap_timeout_ms=_ms(bootstrap_timeout_ms))
@@ -168,4 +171,40 @@ class Comm:
         if got.value != nbytes:
             raise KcollError("kcoll_recv", 74,  # EBADMSG
                              "received %d bytes where %d were expected" % (got.value, nbytes))
+        return got.value
+
+    # Non-blocking point-to-point: the request, then wait() (from any thread).  The buffer
+    # must stay alive and untouched until wait() returned.
+    def isend(self, buf, nbytes, peer):
+        req = _lib.Request()
+        check("kcoll_isend", lib().kcoll_isend(self._comm(), buf, nbytes, peer,
+                                               self._popts(), ctypes.byref(req)))
+        return req
+
+    def irecv(self, buf, nbytes, peer):
+        req = _lib.Request()
+        check("kcoll_irecv", lib().kcoll_irecv(self._comm(), buf, nbytes, peer,
+                                               self._popts(), ctypes.byref(req)))
+        return req
+
+    def wait(self, req, nbytes=None):
+        """kcoll_wait() up to timeout_ms (0: no limit but the module's); bytes moved.
+
+        A request still in flight at the timeout aborts the communicator (its memory cannot
+        be handed back while the kernel may still write it) and raises KcollTimeout.
+        """
+        got = ctypes.c_size_t()
+        ms = self.timeout_ms if 0 < self.timeout_ms <= 0x7FFFFFFF else -1
+        rc = lib().kcoll_wait(self._comm(), ctypes.byref(req), ms, ctypes.byref(got))
+        if rc == -11:  # EAGAIN: still in flight after the timeout
+            try:
+                self.abort()
+            except KcollError:
+                pass  # already failed: the request is failed with it
+            raise KcollTimeout("kcoll_wait", 110,  # ETIMEDOUT
+                                   "still in flight after %d ms; communicator aborted" % ms)
+        check("kcoll_wait", rc)
+        if nbytes is not None and got.value != nbytes:
+            raise KcollError("kcoll_wait", 74,  # EBADMSG
+                             "moved %d bytes where %d were expected" % (got.value, nbytes))
         return got.value

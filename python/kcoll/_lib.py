@@ -42,6 +42,12 @@ class CollOpts(ctypes.Structure):
                 ("algo_used", ctypes.POINTER(ctypes.c_uint))]
 
 
+class Request(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint64),
+                ("comm", ctypes.c_uint32),
+                ("state", ctypes.c_uint32)]
+
+
 class P2POpts(ctypes.Structure):
     _fields_ = [("sz", ctypes.c_size_t),
                 ("timeout_ms", ctypes.c_uint),
@@ -78,6 +84,9 @@ _PROTOS = {
     "kcoll_comm_size": (_I, [_P]),
     "kcoll_send": (_I, [_P, _P, _SZ, _I, ctypes.POINTER(P2POpts)]),
     "kcoll_recv": (_I, [_P, _P, _SZ, _I, _SZP, ctypes.POINTER(P2POpts)]),
+    "kcoll_isend": (_I, [_P, _P, _SZ, _I, ctypes.POINTER(P2POpts), ctypes.POINTER(Request)]),
+    "kcoll_irecv": (_I, [_P, _P, _SZ, _I, ctypes.POINTER(P2POpts), ctypes.POINTER(Request)]),
+    "kcoll_wait": (_I, [_P, ctypes.POINTER(Request), _I, _SZP]),
     "kcoll_broadcast": (_I, [_P, _P, _P, _SZ, _I, _I, ctypes.POINTER(CollOpts)]),
     "kcoll_scatter": (_I, [_P, _P, _P, _SZ, _I, _I, ctypes.POINTER(CollOpts)]),
     "kcoll_gather": (_I, [_P, _P, _P, _SZ, _I, _I, ctypes.POINTER(CollOpts)]),

@@ -8,11 +8,14 @@ Bootstrap: rank 0 of the group draws a kcoll unique id (it becomes the bootstrap
 puts it in the group's c10d store; the other ranks read it from there.  No port beyond the
 store's and the root's own (ephemeral, or $KCOLL_BOOTSTRAP_PORT).
 
-Every operation runs to completion in the calling thread before it returns; async_op=True
-gives a work object that is already complete.  CPU tensors only.  See
+Collectives run to completion in the calling thread before they return; async_op=True gives
+a work object that is already complete.  send/recv (isend/irecv) are posted non-blocking and
+complete in the background: a thread per operation sleeps in kcoll_wait().  CPU tensors only.  See
 Documentation/pytorch.rst for the limits.
 """
 import datetime
+import os
+import threading
 
 import torch
 import torch.distributed as dist
@@ -120,6 +123,48 @@ def _done(result):
     return _create_work_from_future(fut)
 
 
+class _P2PWork(dist._Work):
+    """The work of a send or receive, whose completion thread may fail it.
+
+    A work made by _create_work_from_future() answers wait() with True even when its future
+    failed (torch 1.13), which would hide a failed send from dist.send().  This one raises.
+    Only Python calls send/recv here (a Python work hangs C++ callers, which collectives have).
+    """
+
+    def __init__(self, fut):
+        super().__init__()
+        self._fut = fut
+
+    def wait(self, timeout=None):
+        self._fut.wait()  # raises the operation's exception
+        return True
+
+    def is_completed(self):
+        return self._fut.done()
+
+    def is_success(self):
+        if not self._fut.done():
+            return False
+        try:
+            self._fut.wait()
+        except Exception:
+            return False
+        return True
+
+    def exception(self):
+        try:
+            self._fut.wait()
+        except Exception as e:
+            return e
+        return None
+
+    def get_future(self):
+        return self._fut
+
+    def result(self):
+        return self._fut.wait()
+
+
 def _ms(timeout):
     """A timedelta in milliseconds; None for torch's "unset" (zero or negative)."""
     if timeout is None:
@@ -136,12 +181,15 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         self._rank = rank
         self._size = size
         ms = _ms(timeout) or 0
+        # The bootstrap waits as long as the group's timeout, unless the environment says
+        # otherwise (libkcoll reads KCOLL_BOOTSTRAP_TIMEOUT_MS when given 0).
+        boot = 0 if os.environ.get("KCOLL_BOOTSTRAP_TIMEOUT_MS") else ms
         if rank == 0:
-            uid = unique_id(timeout_ms=ms)
+            uid = unique_id(timeout_ms=boot)
             store.set(STORE_KEY, uid)
         else:
             uid = store.get(STORE_KEY)
-        self.comm = Comm(bytes(uid), size, rank, timeout_ms=ms, bootstrap_timeout_ms=ms)
+        self.comm = Comm(bytes(uid), size, rank, timeout_ms=ms, bootstrap_timeout_ms=boot)
 
     # -- process group identity ------------------------------------------------------------
 
@@ -351,20 +399,33 @@ class ProcessGroupKcoll(dist.ProcessGroup):
                              (what, peer))
         _dtype(tensors[0])
 
+    def _p2p(self, post, tensors, peer, what):
+        """Post a non-blocking send or receive; a thread waits for it and completes the
+        future (the kernel moves the data meanwhile, so isend/irecv overlap)."""
+        b = _Buf(tensors[0], write_back=what == "recv")
+        nbytes = b.c.numel() * b.c.element_size()
+        req = post(b.ptr, nbytes, peer)
+        fut = torch.futures.Future()
+
+        def complete():
+            try:
+                self.comm.wait(req, nbytes)
+                b.done()
+            except BaseException as e:  # the waiter sees it from Work.wait()
+                fut.set_exception(e)
+                return
+            fut.set_result(tensors)
+
+        threading.Thread(target=complete, name="kcoll-%s" % what, daemon=True).start()
+        return _P2PWork(fut)
+
     def send(self, tensors, dstRank, tag=0):
         self._p2p_check(tensors, dstRank, tag, "send")
-        b = _Buf(tensors[0], write_back=False)
-        t = b.c
-        self.comm.send(b.ptr, t.numel() * t.element_size(), dstRank)
-        return _done(tensors)
+        return self._p2p(self.comm.isend, tensors, dstRank, "send")
 
     def recv(self, tensors, srcRank, tag=0):
         self._p2p_check(tensors, srcRank, tag, "recv")
-        b = _Buf(tensors[0])
-        t = b.c
-        self.comm.recv(b.ptr, t.numel() * t.element_size(), srcRank)
-        b.done()
-        return _done(tensors)
+        return self._p2p(self.comm.irecv, tensors, srcRank, "recv")
 
     def recv_anysource(self, tensors, tag=0):
         raise NotImplementedError("kcoll: receiving from any source is not supported")

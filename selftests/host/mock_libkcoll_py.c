@@ -8,15 +8,17 @@
  * the data this one does: an all-reduce SUM multiplies by N, an all-gather repeats the input N
  * times, an all-to-all hands back block R of every rank, and so on.  That is enough to check
  * how the Python layer lays out buffers, counts and split sizes.  Point-to-point is a loopback
- * FIFO (a send is what the next receive gets).  Every call is recorded (kcoll_mock_last());
+ * FIFO (a send is what the next receive gets; a non-blocking receive waits for it).  Every call is recorded (kcoll_mock_last());
  * kcoll_mock_fail() makes the next call fail with a chosen errno and kcoll_last_error().
  * FP16/BF16 reductions only copy (the tests use them with MIN/MAX).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libkcoll.h>
 
@@ -37,7 +39,9 @@ struct kcoll_mock_call {
 	uint64_t counts[8], displs[8], rcounts[8], rdispls[8];
 };
 
-static struct kcoll_mock_call last;
+static struct kcoll_mock_call last, last_post;
+/* Waits run in the backend's completion threads: the FIFO and the request table are shared. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int world_rank, world_size = 1;
 static int fail_err;
 static char fail_msg[256], errmsg[256];
@@ -46,10 +50,11 @@ static unsigned int uid_seq, uid_timeout;
 static unsigned char fifo[1 << 16];
 static size_t fifo_len;
 
-static const size_t esize[KCOLL_NUM_DATATYPES] = { 1, 1, 4, 4, 8, 8, 2, 2, 4, 8 };
 
 void kcoll_mock_world(int rank, int nranks) { world_rank = rank; world_size = nranks; }
 const struct kcoll_mock_call *kcoll_mock_last(void) { return &last; }
+/* The last isend/irecv as posted (a completion thread's kcoll_wait() comes later). */
+const struct kcoll_mock_call *kcoll_mock_last_post(void) { return &last_post; }
 
 /* sizeof() of the option structs, checked against the ctypes declarations. */
 size_t kcoll_mock_sizeof(const char *name)
@@ -94,6 +99,8 @@ const char *kcoll_version(void) { return "mock"; }
 const char *kcoll_last_error(void) { return errmsg; }
 size_t kcoll_datatype_size(int dtype)
 {
+	static const size_t esize[KCOLL_NUM_DATATYPES] = { 1, 1, 4, 4, 8, 8, 2, 2, 4, 8 };
+
 	return dtype >= 0 && dtype < KCOLL_NUM_DATATYPES ? esize[dtype] : 0;
 }
 
@@ -204,7 +211,7 @@ static void reduce(const void *sendbuf, void *recvbuf, size_t count, int dtype, 
 	case KCOLL_UINT64: MOCK_REDUCE(uint64_t); break;
 	case KCOLL_FP32: MOCK_REDUCE(float); break;
 	case KCOLL_FP64: MOCK_REDUCE(double); break;
-	default: memmove(recvbuf, sendbuf, count * esize[dtype]); break;
+	default: memmove(recvbuf, sendbuf, count * kcoll_datatype_size(dtype)); break;
 	}
 }
 
@@ -234,7 +241,7 @@ int kcoll_broadcast(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, si
 	int err = coll_enter("broadcast", count, dtype, 0, root, o);
 
 	if (!err)
-		memmove(recvbuf, sendbuf, count * esize[dtype]);
+		memmove(recvbuf, sendbuf, count * kcoll_datatype_size(dtype));
 	return err;
 }
 
@@ -242,7 +249,7 @@ int kcoll_allgather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, si
 		    int dtype, const struct kcoll_coll_opts *o)
 {
 	int err = coll_enter("allgather", count, dtype, 0, 0, o);
-	size_t n = count * esize[dtype];
+	size_t n = count * kcoll_datatype_size(dtype);
 
 	for (int k = 0; !err && k < c->nranks; k++)
 		memmove((char *)recvbuf + k * n, sendbuf, n);
@@ -253,7 +260,7 @@ int kcoll_gather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_
 		 int dtype, int root, const struct kcoll_coll_opts *o)
 {
 	int err = coll_enter("gather", count, dtype, 0, root, o);
-	size_t n = count * esize[dtype];
+	size_t n = count * kcoll_datatype_size(dtype);
 
 	for (int k = 0; !err && c->rank == root && k < c->nranks; k++)
 		memmove((char *)recvbuf + k * n, sendbuf, n);
@@ -264,7 +271,7 @@ int kcoll_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size
 		  int dtype, int root, const struct kcoll_coll_opts *o)
 {
 	int err = coll_enter("scatter", count, dtype, 0, root, o);
-	size_t n = count * esize[dtype];
+	size_t n = count * kcoll_datatype_size(dtype);
 
 	/* The root keeps its own block; the others cannot see the root's buffer here. */
 	if (!err && c->rank == root)
@@ -278,8 +285,8 @@ int kcoll_reduce_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbu
 	int err = coll_enter("reduce_scatter", count, dtype, op, 0, o);
 
 	if (!err)
-		reduce((const char *)sendbuf + c->rank * count * esize[dtype], recvbuf, count,
-		       dtype, op);
+		reduce((const char *)sendbuf + c->rank * count * kcoll_datatype_size(dtype),
+		       recvbuf, count, dtype, op);
 	return err;
 }
 
@@ -287,7 +294,7 @@ int kcoll_alltoall(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, siz
 		   int dtype, const struct kcoll_coll_opts *o)
 {
 	int err = coll_enter("alltoall", count, dtype, 0, 0, o);
-	size_t n = count * esize[dtype];
+	size_t n = count * kcoll_datatype_size(dtype);
 
 	for (int k = 0; !err && k < c->nranks; k++)
 		memmove((char *)recvbuf + k * n, (const char *)sendbuf + c->rank * n, n);
@@ -299,7 +306,7 @@ int kcoll_alltoallv(struct kcoll_comm *c, const void *sendbuf, const size_t *sco
 		    const size_t *rdispls, int dtype, const struct kcoll_coll_opts *o)
 {
 	int err = coll_enter("alltoallv", 0, dtype, 0, 0, o);
-	size_t e = esize[dtype], me = c->rank;
+	size_t e = kcoll_datatype_size(dtype), me = c->rank;
 
 	for (int k = 0; k < c->nranks && k < 8; k++) {
 		last.counts[k] = scounts[k];
@@ -361,5 +368,91 @@ int kcoll_recv(struct kcoll_comm *c, void *buf, size_t len, int peer, size_t *re
 	fifo_len -= len;
 	if (received)
 		*received = len;
+	return 0;
+}
+
+/*
+ * Non-blocking point-to-point: an isend goes into the FIFO at once; an irecv takes its
+ * bytes when it is waited for (-EAGAIN while the FIFO has too few, as a real request still
+ * in flight).  Request ids index a small table of posted receives.
+ */
+static struct { void *buf; size_t len; int used; } pending[64];
+static uint64_t req_seq;
+
+static int post(struct kcoll_request *req, void *rbuf, size_t len)
+{
+	unsigned int slot;
+
+	pthread_mutex_lock(&lock);
+	slot = req_seq++ % 64;
+	pending[slot].buf = rbuf;
+	pending[slot].len = len;
+	pending[slot].used = 1;
+	last_post = last;
+	pthread_mutex_unlock(&lock);
+	req->id = slot;
+	req->comm = 1;
+	req->state = 1;
+	return 0;
+}
+
+int kcoll_isend(struct kcoll_comm *c, const void *buf, size_t len, int peer,
+		const struct kcoll_p2p_opts *o, struct kcoll_request *req)
+{
+	int err;
+
+	pthread_mutex_lock(&lock);
+	err = kcoll_send(c, buf, len, peer, o);
+	snprintf(last.fn, sizeof(last.fn), "isend");
+	pthread_mutex_unlock(&lock);
+	return err ? err : post(req, NULL, len);
+}
+
+int kcoll_irecv(struct kcoll_comm *c, void *buf, size_t len, int peer,
+		const struct kcoll_p2p_opts *o, struct kcoll_request *req)
+{
+	int err;
+
+	pthread_mutex_lock(&lock);
+	err = enter("irecv");
+	last.count = len;
+	last.peer = peer;
+	last.timeout_ms = o ? o->timeout_ms : 0;
+	pthread_mutex_unlock(&lock);
+	return err ? err : post(req, buf, len);
+}
+
+/* Polls the FIFO for a receive, up to @timeout_ms (negative: 10 s), then -EAGAIN. */
+int kcoll_wait(struct kcoll_comm *c, struct kcoll_request *req, int timeout_ms,
+	       size_t *result)
+{
+	unsigned int slot = req->id % 64;
+	int ms = timeout_ms < 0 ? 10000 : timeout_ms;
+
+	if (req->state != 1)
+		return -EINVAL;
+	for (;;) {
+		pthread_mutex_lock(&lock);
+		if (!pending[slot].used) {
+			pthread_mutex_unlock(&lock);
+			return -EINVAL;
+		}
+		if (!pending[slot].buf || pending[slot].len <= fifo_len)
+			break;
+		pthread_mutex_unlock(&lock);
+		if (ms-- <= 0)
+			return -EAGAIN;
+		usleep(1000);
+	}
+	if (pending[slot].buf) {
+		memcpy(pending[slot].buf, fifo, pending[slot].len);
+		memmove(fifo, fifo + pending[slot].len, fifo_len - pending[slot].len);
+		fifo_len -= pending[slot].len;
+	}
+	pending[slot].used = 0;
+	if (result)
+		*result = pending[slot].len;
+	pthread_mutex_unlock(&lock);
+	req->state = 0;
 	return 0;
 }

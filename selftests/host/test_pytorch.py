@@ -46,6 +46,7 @@ class Call(ctypes.Structure):
 
 M = _lib.lib()
 M.kcoll_mock_last.restype = ctypes.POINTER(Call)
+M.kcoll_mock_last_post.restype = ctypes.POINTER(Call)
 M.kcoll_mock_fail.argtypes = [ctypes.c_int, ctypes.c_char_p]
 M.kcoll_mock_sizeof.argtypes = [ctypes.c_char_p]
 M.kcoll_mock_sizeof.restype = ctypes.c_size_t
@@ -54,6 +55,10 @@ M.kcoll_mock_uid_timeout.restype = ctypes.c_uint
 
 def last():
     return M.kcoll_mock_last().contents
+
+
+def last_post():
+    return M.kcoll_mock_last_post().contents
 
 
 def fail_next(err, msg):
@@ -146,6 +151,29 @@ def test_missing_library_is_a_clear_error():
         raises(ImportError, _lib.lib, match="KCOLL_LIB")
     finally:
         _lib._lib, os.environ["KCOLL_LIB"] = saved, env
+
+
+def test_open_failure_names_the_module():
+    fail_next(errno.ENOENT, "")
+    raises(kcoll.KcollError, comm, match="is kcoll.ko loaded?")
+
+
+def test_make_install_finds_its_library():
+    import shutil
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        libdir, pydir = os.path.join(d, "lib"), os.path.join(d, "py")
+        os.mkdir(libdir)
+        shutil.copy(MOCK, os.path.join(libdir, "libkcoll.so.0"))
+        subprocess.run(["make", "-s", "-C", os.path.join(TOP, "python"), "install",
+                        "LIBDIR=" + libdir, "PYTHONDIR=" + pydir], check=True,
+                       stdout=subprocess.DEVNULL)
+        env = dict(os.environ, PYTHONPATH=pydir, PYTHONDONTWRITEBYTECODE="1")
+        del env["KCOLL_LIB"]
+        out = subprocess.run([sys.executable, "-c", "import kcoll; print(kcoll.version())"],
+                             env=env, cwd=d, capture_output=True, text=True)
+        expect(out.returncode == 0 and out.stdout == "mock\n", (out.stdout, out.stderr))
 
 
 def test_timeout_clamped_to_32_bits():
@@ -296,18 +324,36 @@ def test_alltoall_split_sizes():
 def test_send_recv_and_tags():
     g = pg(nranks=2, rank=0)
     g.send([torch.tensor([1.5, 2.5])], 1, 0).wait()
-    expect(last().fn == b"send" and last().peer == 1 and last().count == 8, last().count)
+    P = last_post()
+    expect(P.fn == b"isend" and P.peer == 1 and P.count == 8, (P.fn, P.peer, P.count))
     t = torch.zeros(2)
     g.recv([t], 1, 0).wait()
-    expect(t.tolist() == [1.5, 2.5], t)
+    expect(last_post().fn == b"irecv" and t.tolist() == [1.5, 2.5], t)
     m = torch.arange(4, dtype=torch.float32).reshape(2, 2)
     g.send([m[:, 0]], 1, 0).wait()
     t = torch.zeros(2, 2)
     g.recv([t[:, 1]], 1, 0).wait()
     expect(t.tolist() == [[0, 0], [0, 2]], t)
+    # a receive posted before its send completes once the send came: irecv does not block
+    t = torch.zeros(3)
+    w = g.recv([t], 1, 0)
+    expect(not w.is_completed(), "irecv completed before any send")
+    g.send([torch.tensor([7.0, 8.0, 9.0])], 1, 0).wait()
+    w.wait()
+    expect(t.tolist() == [7.0, 8.0, 9.0], t)
     raises(ValueError, g.send, [torch.ones(1)], 1, 7, match="tags are not supported")
     raises(ValueError, g.send, [torch.ones(1)], 0, 0, match="not another rank")
     raises(NotImplementedError, g.recv_anysource, [torch.ones(1)], 0)
+    fail_next(errno.ECONNRESET, "rank 1 left")
+    raises(kcoll.KcollError, g.send, [torch.ones(1)], 1, 0, match="rank 1 left")
+
+
+@needs_torch
+def test_recv_timeout_aborts_and_raises():
+    g = pg(nranks=2, timeout=datetime.timedelta(milliseconds=200))
+    w = g.recv([torch.zeros(1)], 1, 0)
+    e = raises(Exception, w.wait, match="still in flight after 200 ms")
+    expect(last().fn == b"comm_abort", (last().fn, str(e)))
 
 
 @needs_torch
@@ -341,6 +387,12 @@ def test_bootstrap_through_store():
     expect(g1.getBackendName() == "kcoll" and (g1.rank(), g1.size()) == (1, 2), "names")
     g0.destroy()
     g1.destroy()
+    os.environ["KCOLL_BOOTSTRAP_TIMEOUT_MS"] = "1000"
+    try:
+        kt._create(dist.PrefixStore("h", store), 0, 1, timeout).destroy()
+    finally:
+        del os.environ["KCOLL_BOOTSTRAP_TIMEOUT_MS"]
+    expect(M.kcoll_mock_uid_timeout() == 0, "the environment's bootstrap timeout wins")
 
 
 @needs_torch
