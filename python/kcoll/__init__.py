@@ -51,7 +51,7 @@ class Comm:
 
     Buffers are addresses (ints); counts are elements of dtype.  timeout_ms: blocking
     collectives give up after this long (0: no limit), point-to-point calls too (0: the
-    module's op_timeout_ms).
+    module's op_timeout_ms); a collective's timeout_ms argument overrides it for one call.
     """
 
     def __init__(self, uid, nranks, rank, timeout_ms=0, bootstrap_timeout_ms=0):
@@ -111,54 +111,56 @@ class Comm:
         except Exception:
             pass
 
-    def _copts(self):
-        return ctypes.byref(_lib.opts(_lib.CollOpts, timeout_ms=self.timeout_ms))
+    def _copts(self, timeout_ms=None):
+        ms = self.timeout_ms if timeout_ms is None else _ms(timeout_ms)
+        return ctypes.byref(_lib.opts(_lib.CollOpts, timeout_ms=ms))
 
     def _popts(self):
         return ctypes.byref(_lib.opts(_lib.P2POpts, timeout_ms=self.timeout_ms))
 
     # Collectives: the library's arguments, in its order.
-    def allreduce(self, send, recv, count, dtype, op):
+    def allreduce(self, send, recv, count, dtype, op, timeout_ms=None):
         check("kcoll_allreduce", lib().kcoll_allreduce(self._comm(), send, recv, count, dtype,
-                                                       op, self._copts()))
+                                                       op, self._copts(timeout_ms)))
 
-    def reduce(self, send, recv, count, dtype, op, root):
+    def reduce(self, send, recv, count, dtype, op, root, timeout_ms=None):
         check("kcoll_reduce", lib().kcoll_reduce(self._comm(), send, recv, count, dtype, op,
-                                                 root, self._copts()))
+                                                 root, self._copts(timeout_ms)))
 
-    def broadcast(self, send, recv, count, dtype, root):
+    def broadcast(self, send, recv, count, dtype, root, timeout_ms=None):
         check("kcoll_broadcast", lib().kcoll_broadcast(self._comm(), send, recv, count, dtype,
-                                                       root, self._copts()))
+                                                       root, self._copts(timeout_ms)))
 
-    def allgather(self, send, recv, count, dtype):
+    def allgather(self, send, recv, count, dtype, timeout_ms=None):
         check("kcoll_allgather", lib().kcoll_allgather(self._comm(), send, recv, count, dtype,
-                                                       self._copts()))
+                                                       self._copts(timeout_ms)))
 
-    def gather(self, send, recv, count, dtype, root):
+    def gather(self, send, recv, count, dtype, root, timeout_ms=None):
         check("kcoll_gather", lib().kcoll_gather(self._comm(), send, recv, count, dtype, root,
-                                                 self._copts()))
+                                                 self._copts(timeout_ms)))
 
-    def scatter(self, send, recv, count, dtype, root):
+    def scatter(self, send, recv, count, dtype, root, timeout_ms=None):
         check("kcoll_scatter", lib().kcoll_scatter(self._comm(), send, recv, count, dtype,
-                                                   root, self._copts()))
+                                                   root, self._copts(timeout_ms)))
 
-    def reduce_scatter(self, send, recv, count, dtype, op):
+    def reduce_scatter(self, send, recv, count, dtype, op, timeout_ms=None):
         check("kcoll_reduce_scatter",
               lib().kcoll_reduce_scatter(self._comm(), send, recv, count, dtype, op,
-                                         self._copts()))
+                                         self._copts(timeout_ms)))
 
-    def alltoall(self, send, recv, count, dtype):
+    def alltoall(self, send, recv, count, dtype, timeout_ms=None):
         check("kcoll_alltoall", lib().kcoll_alltoall(self._comm(), send, recv, count, dtype,
-                                                     self._copts()))
+                                                     self._copts(timeout_ms)))
 
-    def alltoallv(self, send, send_counts, send_displs, recv, recv_counts, recv_displs, dtype):
+    def alltoallv(self, send, send_counts, send_displs, recv, recv_counts, recv_displs, dtype,
+                  timeout_ms=None):
         check("kcoll_alltoallv",
               lib().kcoll_alltoallv(self._comm(), send, _sizes(send_counts),
                                     _sizes(send_displs), recv, _sizes(recv_counts),
-                                    _sizes(recv_displs), dtype, self._copts()))
+                                    _sizes(recv_displs), dtype, self._copts(timeout_ms)))
 
-    def barrier(self):
-        check("kcoll_barrier", lib().kcoll_barrier(self._comm(), self._copts()))
+    def barrier(self, timeout_ms=None):
+        check("kcoll_barrier", lib().kcoll_barrier(self._comm(), self._copts(timeout_ms)))
 
     # Point-to-point: lengths in bytes.  Messages between two ranks match in posting order.
     def send(self, buf, nbytes, peer):

@@ -10,8 +10,8 @@ store's and the root's own (ephemeral, or $KCOLL_BOOTSTRAP_PORT).
 
 Collectives run to completion in the calling thread before they return; async_op=True gives
 a work object that is already complete.  send/recv (isend/irecv) are posted non-blocking and
-complete in the background: a thread per operation sleeps in kcoll_wait().  CPU tensors only.  See
-Documentation/pytorch.rst for the limits.
+complete in the background: a thread per operation sleeps in kcoll_wait().  CPU tensors
+only.  See Documentation/pytorch.rst for the limits.
 """
 import datetime
 import os
@@ -21,7 +21,7 @@ import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import _create_work_from_future
 
-from . import Comm, KcollError, unique_id  # noqa: F401 (KcollError: re-exported)
+from . import Comm, KcollError, KcollTimeout, unique_id  # noqa: F401 (re-exported)
 from . import INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64
 from . import SUM, PROD, MIN, MAX, AVG
 
@@ -214,14 +214,9 @@ class ProcessGroupKcoll(dist.ProcessGroup):
     # -- collectives -----------------------------------------------------------------------
 
     def _with_timeout(self, opts, fn, *args):
+        """Call fn with the op's own timeout, when it sets one, else the group's."""
         ms = _ms(getattr(opts, "timeout", None)) if opts is not None else None
-        saved = self.comm.timeout_ms
-        if ms is not None:
-            self.comm.timeout_ms = min(ms, 0xFFFFFFFF)
-        try:
-            return fn(*args)
-        finally:
-            self.comm.timeout_ms = saved
+        return fn(*args, timeout_ms=ms)
 
     def allreduce(self, tensors, opts=None):
         op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM

@@ -7,9 +7,10 @@
  * It plays rank R of N (kcoll_mock_world()) in a world where every other rank holds exactly
  * the data this one does: an all-reduce SUM multiplies by N, an all-gather repeats the input N
  * times, an all-to-all hands back block R of every rank, and so on.  That is enough to check
- * how the Python layer lays out buffers, counts and split sizes.  Point-to-point is a loopback
- * FIFO (a send is what the next receive gets; a non-blocking receive waits for it).  Every call is recorded (kcoll_mock_last());
- * kcoll_mock_fail() makes the next call fail with a chosen errno and kcoll_last_error().
+ * how the Python layer lays out buffers, counts and split sizes.  Point-to-point is a
+ * loopback FIFO (a send is what the next receive gets; a non-blocking receive waits for it).
+ * Every call is recorded (kcoll_mock_last()); kcoll_mock_fail() makes the next call fail
+ * with a chosen errno and kcoll_last_error().
  * FP16/BF16 reductions only copy (the tests use them with MIN/MAX).
  */
 #include <errno.h>

@@ -152,11 +152,18 @@ def barrier_send_recv_ring():
         dist.recv(t, prv)
         dist.send(inp(R, 3), nxt)
     expect(torch.equal(t, inp(prv, 3)), "recv %s" % t)
-    t = torch.zeros(3)
-    reqs = [dist.isend(inp(R, 3) * 2, nxt), dist.irecv(t, prv)]
-    for q in reqs:
+    # every rank isends first: a send completes only once its receive is posted, so this
+    # needs isend to return before it completes (1 MiB: the rendezvous path, not eager)
+    for n in (3, 1 << 18):
+        t = torch.zeros(n)
+        reqs = [dist.isend(inp(R, n) * 2, nxt), dist.irecv(t, prv)]
+        for q in reqs:
+            q.wait()
+        expect(torch.equal(t, inp(prv, n) * 2), "irecv of %d: %s" % (n, t))
+    ops = [dist.P2POp(dist.isend, inp(R, 4), nxt), dist.P2POp(dist.irecv, torch.zeros(4), prv)]
+    for q in dist.batch_isend_irecv(ops):
         q.wait()
-    expect(torch.equal(t, inp(prv, 3) * 2), "irecv %s" % t)
+    expect(torch.equal(ops[1].tensor, inp(prv, 4)), "batch_isend_irecv %s" % ops[1].tensor)
 
 
 @case
