@@ -5,11 +5,13 @@ MASTER_PORT, RANK, WORLD_SIZE), as TAP on stdout.
 
 Every collective is checked against the result computed from every rank's (deterministic)
 input; then a small DDP training loop runs on kcoll and on Gloo (a group of its own) from the
-same seed, and the losses must agree within 1e-6 relative.  One process does all of it: under
-TCG `import torch` alone takes a minute or two.
+same seed, and the losses must agree within 1e-6 relative.  Last, the last rank kills itself
+and the others must get an exception, not hang.  One process does all of it: under TCG
+`import torch` alone takes a minute or two.
 """
 import datetime
 import os
+import signal
 import sys
 import time
 import traceback
@@ -18,6 +20,7 @@ import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+import kcoll
 import kcoll.torch  # noqa: F401  registers backend "kcoll"
 
 STEPS = int(os.environ.get("TORCH_CHECK_STEPS", "20"))
@@ -213,6 +216,32 @@ def ddp_losses_match_gloo():
     expect(torch.equal(flat, ref), "ranks disagree on the parameters")
 
 
+VICTIM_SECONDS = 60
+comm_failed = False
+
+
+@case
+def kill_one_rank_raises_in_the_others():
+    """The last rank kills itself (SIGKILL) between two all-reduces; every other rank's
+    all-reduce must raise KcollError well within the group's timeout, not hang.  main()
+    reports the case for the victim before it dies."""
+    global comm_failed
+    dist.barrier()
+    if R == W - 1:
+        os.kill(os.getpid(), signal.SIGKILL)
+    t0 = time.time()
+    try:
+        for _ in range(1000):
+            dist.all_reduce(torch.ones(1 << 18))
+    except kcoll.KcollError as e:
+        comm_failed = True
+        took = time.time() - t0
+        print("# rank %d: %.1f s after the kill: %s" % (R, took, e))
+        expect(took < VICTIM_SECONDS, "took %.1f s" % took)
+        return
+    raise AssertionError("1000 all-reduces succeeded without rank %d" % (W - 1))
+
+
 def main():
     global R, W
     t0 = time.time()
@@ -223,6 +252,9 @@ def main():
     print("1..%d" % len(results))
     failed = 0
     for i, fn in enumerate(results, 1):
+        if fn is kill_one_rank_raises_in_the_others and R == W - 1:
+            print("ok %d %s # this rank is the one killed" % (i, fn.__name__))
+            sys.stdout.flush()
         try:
             fn()
             print("ok %d %s" % (i, fn.__name__))
@@ -232,7 +264,8 @@ def main():
                 print("# " + line)
             print("not ok %d %s" % (i, fn.__name__))
         sys.stdout.flush()
-    dist.barrier()
+    if not comm_failed:
+        dist.barrier()
     dist.destroy_process_group()
     return 1 if failed else 0
 
