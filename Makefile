@@ -6,7 +6,8 @@
 #                         QEMU virtual-cluster suites; ends with "N passed, N failed"
 #   make check-debug      the VM suites on the KASAN/lockdep/kmemleak kernel (slow tier)
 #   make demo             boot a 3-node virtual cluster and show kcoll running on it
-#   make install          module (+depmod), library, headers, tools, man pages, udev rule
+#   make install          module (+depmod), library, headers, tools, man pages, udev rule,
+#                         the Python package kcoll (PYTHONDIR: /usr/lib/python3/dist-packages)
 #   make sparse | checkpatch   static checks of kmod/
 #   make fuzz             the fuzzer on 1 VM for FUZZ_SECONDS (300; FUZZ_NODES=2: on 2 VMs too)
 #   make bench            kcoll vs perftest, Open MPI and Gloo on 2 and 4 VMs: bench/out/report.md
@@ -94,6 +95,7 @@ install: module lib tools examples
 	$(SUBMAKE) -C lib install
 	$(SUBMAKE) -C tools install
 	$(SUBMAKE) -C man install
+	$(SUBMAKE) -C python install
 	install -D -m 0644 packaging/60-kcoll.rules $(DESTDIR)$(UDEVDIR)/60-kcoll.rules
 
 sparse: check-kdir
@@ -112,6 +114,7 @@ clean:
 	-$(SUBMAKE) -C tools clean
 	-$(SUBMAKE) -C tools/kcoll-perf clean
 	-$(SUBMAKE) -C examples clean
+	-$(SUBMAKE) -C python clean
 	-$(SUBMAKE) -C selftests/kernel clean
 	-$(SUBMAKE) -C selftests/host clean
 	-$(SUBMAKE) -C selftests/fuzz clean

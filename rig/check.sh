@@ -4,8 +4,8 @@
 #
 # Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]... [--out DIR]
 #   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4,
-#			vanish2, fuzz1; fuzz2 and devremove2 only by name; debug: node, smoke, cluster2,
-#			cluster2-siw, failnth, fuzz1)
+#			vanish2, fuzz1; fuzz2, devremove2, torch2 and torch4 only by name;
+#			debug: node, smoke, cluster2, cluster2-siw, failnth, fuzz1)
 #   --out DIR	results there instead of build/check[-debug] (make fuzz: build/fuzz)
 # The fuzzer suites take FUZZ_SECONDS (default 180 s, debug 1200 s), FUZZ_SEED (default: the
 # time), FUZZ_THREADS and FUZZ_AVOID from the environment.
@@ -58,11 +58,11 @@ tally_tap() {	# tally_tap FILE LABEL
 	fi
 }
 
-# run_suite NAME NODES TIMEOUT JOB: boot the cluster, then tally TAP and kernel logs per node.
-# A suite whose name is in $by_name_only runs only when asked for with --suite.
-by_name_only=" fuzz2 devremove2 "
+# run_suite NAME NODES TIMEOUT JOB [MEM_MB]: boot the cluster, then tally TAP and kernel logs
+# per node.  A suite whose name is in $by_name_only runs only when asked for with --suite.
+by_name_only=" fuzz2 devremove2 torch2 torch4 "
 run_suite() {
-	local name=$1 nodes=$2 timeout=$3 job=$4 d i t
+	local name=$1 nodes=$2 timeout=$3 job=$4 mem=${5:-} d i t
 	if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then
 		return
 	fi
@@ -70,7 +70,8 @@ run_suite() {
 		return
 	fi
 	echo "== suite $name: $nodes VM(s), $flavour kernel"
-	rig/cluster.sh -f "$flavour" -n "$nodes" -t "$timeout" -o "$out/$name" -- "$job"
+	rig/cluster.sh -f "$flavour" -n "$nodes" -t "$timeout" ${mem:+-m "$mem"} -o "$out/$name" \
+		-- "$job"
 	for ((i = 0; i < nodes; i++)); do
 		d=$out/$name/node$i
 		for t in "$d"/tap/*.tap; do
@@ -151,6 +152,9 @@ if [ "$flavour" = stock ]; then
 	run_suite cluster4 4 1800 "sh selftests/suites/cluster.sh"
 	run_suite vanish2 2 600 "sh selftests/suites/vanish.sh"
 	run_suite devremove2 2 1500 "sh selftests/suites/devremove.sh"
+	# PyTorch (python3-torch): `import torch` takes 40-120 s per VM, so by name only.
+	run_suite torch2 2 2400 "sh selftests/suites/torch.sh" 1536
+	run_suite torch4 4 3000 "sh selftests/suites/torch.sh" 1536
 	fuzz_suites 180
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the

@@ -7,8 +7,10 @@ set -euo pipefail
 build_pkgs=(gcc make libc6-dev pkg-config linux-headers-amd64 libmnl-dev libibverbs-dev
 	    librdmacm-dev linux-source-6.1 xz-utils python3 python3-yaml groff-base sparse
 	    clang bpftool libbpf-dev)
+# python3-torch: the host test of the PyTorch backend (test_pytorch) and the torch2/torch4
+# suites, whose guests run the host's /usr/bin/python3.
 rig_pkgs=(qemu-system-x86 busybox-static kmod iproute2 cpio rdma-core ibverbs-utils
-	  rdmacm-utils perftest iputils-ping)
+	  rdmacm-utils perftest iputils-ping python3-torch)
 # make bench only (not part of all): the peers kcoll is compared with, the plot, mpirun's ssh.
 bench_pkgs=(perftest openmpi-bin libopenmpi-dev python3-torch gnuplot-nox openssh-server
 	    openssh-client)

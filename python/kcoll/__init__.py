@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""kcoll from Python: communicators and collectives of libkcoll over ctypes.
+
+    import kcoll.torch          # registers the torch.distributed backend "kcoll"
+
+This module itself does not import torch.  Comm works on raw addresses (buffers the caller
+keeps alive); kcoll.torch builds the process group on it.  Every failure raises KcollError
+(errno, the call, and kcoll_last_error()'s reason).  See Documentation/pytorch.rst.
+"""
+import ctypes
+
+from ._lib import KcollError, KcollTimeout, UNIQUE_ID_BYTES, lib, check
+from . import _lib
+
+__all__ = ["Comm", "KcollError", "KcollTimeout", "unique_id", "UNIQUE_ID_BYTES",
+           "INT8", "UINT8", "INT32", "UINT32", "INT64", "UINT64", "FP16", "BF16", "FP32",
+           "FP64", "SUM", "PROD", "MIN", "MAX", "AVG", "version"]
+
+# enum kcoll_datatype and enum kcoll_red_op (include/uapi/linux/kcoll.h)
+INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64 = range(10)
+SUM, PROD, MIN, MAX, AVG = range(5)
+
+# timeout_ms is 32 bits in the uAPI; longer timeouts are clamped.
+_MS_MAX = 0xFFFFFFFF
+
+
+def version():
+    return lib().kcoll_version().decode()
+
+
+def _ms(ms):
+    return max(0, min(int(ms), _MS_MAX))
+
+
+def unique_id(timeout_ms=0, addr=None, port=0):
+    """kcoll_get_unique_id(): draw an id and make this process its bootstrap root."""
+    uid = _lib.UniqueId()
+    o = _lib.opts(_lib.UidOpts, timeout_ms=_ms(timeout_ms), port=port,
+                  addr=addr.encode() if addr else None)
+    check("kcoll_get_unique_id", lib().kcoll_get_unique_id(ctypes.byref(uid), ctypes.byref(o)))
+    return bytes(uid.internal)
+
+
+def _sizes(seq):
+    arr = (ctypes.c_size_t * len(seq))(*seq)
+    return arr
+
+
+class Comm:
+    """One kcoll communicator (and the /dev/kcoll handle it lives on).
+
+    Buffers are addresses (ints); counts are elements of dtype.  timeout_ms: blocking
+    collectives give up after this long (0: no limit), point-to-point calls too (0: the
+    module's op_timeout_ms); a collective's timeout_ms argument overrides it for one call.
+    """
+
+    def __init__(self, uid, nranks, rank, timeout_ms=0, bootstrap_timeout_ms=0):
+        if len(uid) != UNIQUE_ID_BYTES:
+            raise ValueError("kcoll: a unique id is %d bytes, not %d" %
+                             (UNIQUE_ID_BYTES, len(uid)))
+        L = lib()
+        self._h = ctypes.c_void_p()
+        self._c = None
+        rc = L.kcoll_open(None, ctypes.byref(self._h))
+        if rc < 0 and not L.kcoll_last_error():
+            raise KcollError("kcoll_open", -rc, "cannot open /dev/kcoll: is kcoll.ko loaded?")
+        check("kcoll_open", rc)
+        u = _lib.UniqueId()
+        ctypes.memmove(u.internal, uid, UNIQUE_ID_BYTES)
+        o = _lib.opts(_lib.CommOpts, bootstrap_timeout_ms=_ms(bootstrap_timeout_ms))
+        c = ctypes.c_void_p()
+        try:
+            check("kcoll_comm_init_rank",
+                  L.kcoll_comm_init_rank(self._h, ctypes.byref(u), nranks, rank,
+                                         ctypes.byref(o), ctypes.byref(c)))
+        except BaseException:
+            L.kcoll_close(self._h)
+            self._h = None
+            raise
+        self._c = c
+        self.timeout_ms = _ms(timeout_ms)
+
+    def _comm(self):
+        if self._c is None:
+            raise KcollError("communicator", 9, "already destroyed")  # EBADF
+        return self._c
+
+    @property
+    def rank(self):
+        return lib().kcoll_comm_rank(self._comm())
+
+    @property
+    def size(self):
+        return lib().kcoll_comm_size(self._comm())
+
+    def destroy(self):
+        """kcoll_comm_destroy() and close the handle; idempotent."""
+        if self._c is not None:
+            c, self._c = self._c, None
+            lib().kcoll_comm_destroy(c)
+        if self._h is not None:
+            h, self._h = self._h, None
+            lib().kcoll_close(h)
+
+    def abort(self):
+        check("kcoll_comm_abort", lib().kcoll_comm_abort(self._comm()))
+
+    def __del__(self):
+        try:
+            self.destroy()
+        except Exception:
+            pass
+
+    def _copts(self, timeout_ms=None):
+        ms = self.timeout_ms if timeout_ms is None else _ms(timeout_ms)
+        return ctypes.byref(_lib.opts(_lib.CollOpts, timeout_ms=ms))
+
+    def _popts(self):
+        return ctypes.byref(_lib.opts(_lib.P2POpts, timeout_ms=self.timeout_ms))
+
+    # Collectives: the library's arguments, in its order.
+    def allreduce(self, send, recv, count, dtype, op, timeout_ms=None):
+        check("kcoll_allreduce", lib().kcoll_allreduce(self._comm(), send, recv, count, dtype,
+                                                       op, self._copts(timeout_ms)))
+
+    def reduce(self, send, recv, count, dtype, op, root, timeout_ms=None):
+        check("kcoll_reduce", lib().kcoll_reduce(self._comm(), send, recv, count, dtype, op,
+                                                 root, self._copts(timeout_ms)))
+
+    def broadcast(self, send, recv, count, dtype, root, timeout_ms=None):
+        check("kcoll_broadcast", lib().kcoll_broadcast(self._comm(), send, recv, count, dtype,
+                                                       root, self._copts(timeout_ms)))
+
+    def allgather(self, send, recv, count, dtype, timeout_ms=None):
+        check("kcoll_allgather", lib().kcoll_allgather(self._comm(), send, recv, count, dtype,
+                                                       self._copts(timeout_ms)))
+
+    def gather(self, send, recv, count, dtype, root, timeout_ms=None):
+        check("kcoll_gather", lib().kcoll_gather(self._comm(), send, recv, count, dtype, root,
+                                                 self._copts(timeout_ms)))
+
+    def scatter(self, send, recv, count, dtype, root, timeout_ms=None):
+        check("kcoll_scatter", lib().kcoll_scatter(self._comm(), send, recv, count, dtype,
+                                                   root, self._copts(timeout_ms)))
+
+    def reduce_scatter(self, send, recv, count, dtype, op, timeout_ms=None):
+        check("kcoll_reduce_scatter",
+              lib().kcoll_reduce_scatter(self._comm(), send, recv, count, dtype, op,
+                                         self._copts(timeout_ms)))
+
+    def alltoall(self, send, recv, count, dtype, timeout_ms=None):
+        check("kcoll_alltoall", lib().kcoll_alltoall(self._comm(), send, recv, count, dtype,
+                                                     self._copts(timeout_ms)))
+
+    def alltoallv(self, send, send_counts, send_displs, recv, recv_counts, recv_displs, dtype,
+                  timeout_ms=None):
+        check("kcoll_alltoallv",
+              lib().kcoll_alltoallv(self._comm(), send, _sizes(send_counts),
+                                    _sizes(send_displs), recv, _sizes(recv_counts),
+                                    _sizes(recv_displs), dtype, self._copts(timeout_ms)))
+
+    def barrier(self, timeout_ms=None):
+        check("kcoll_barrier", lib().kcoll_barrier(self._comm(), self._copts(timeout_ms)))
+
+    # Point-to-point: lengths in bytes.  Messages between two ranks match in posting order.
+    def send(self, buf, nbytes, peer):
+        check("kcoll_send", lib().kcoll_send(self._comm(), buf, nbytes, peer, self._popts()))
+
+    def recv(self, buf, nbytes, peer):
+        got = ctypes.c_size_t()
+        check("kcoll_recv", lib().kcoll_recv(self._comm(), buf, nbytes, peer,
+                                             ctypes.byref(got), self._popts()))
+        if got.value != nbytes:
+            raise KcollError("kcoll_recv", 74,  # EBADMSG
+                             "received %d bytes where %d were expected" % (got.value, nbytes))
+        return got.value
+
+    # Non-blocking point-to-point: the request, then wait() (from any thread).  The buffer
+    # must stay alive and untouched until wait() returned.
+    def isend(self, buf, nbytes, peer):
+        req = _lib.Request()
+        check("kcoll_isend", lib().kcoll_isend(self._comm(), buf, nbytes, peer,
+                                               self._popts(), ctypes.byref(req)))
+        return req
+
+    def irecv(self, buf, nbytes, peer):
+        req = _lib.Request()
+        check("kcoll_irecv", lib().kcoll_irecv(self._comm(), buf, nbytes, peer,
+                                               self._popts(), ctypes.byref(req)))
+        return req
+
+    def wait(self, req, nbytes=None):
+        """kcoll_wait() up to timeout_ms (0: no limit but the module's); bytes moved.
+
+        A request still in flight at the timeout aborts the communicator (its memory cannot
+        be handed back while the kernel may still write it) and raises KcollTimeout.
+        """
+        got = ctypes.c_size_t()
+        ms = self.timeout_ms if 0 < self.timeout_ms <= 0x7FFFFFFF else -1
+        rc = lib().kcoll_wait(self._comm(), ctypes.byref(req), ms, ctypes.byref(got))
+        if rc == -11:  # EAGAIN: still in flight after the timeout
+            try:
+                self.abort()
+            except KcollError:
+                pass  # already failed: the request is failed with it
+            raise KcollTimeout("kcoll_wait", 110,  # ETIMEDOUT
+                                   "still in flight after %d ms; communicator aborted" % ms)
+        check("kcoll_wait", rc)
+        if nbytes is not None and got.value != nbytes:
+            raise KcollError("kcoll_wait", 74,  # EBADMSG
+                             "moved %d bytes where %d were expected" % (got.value, nbytes))
+        return got.value

@@ -1,0 +1,448 @@
+# SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+"""The torch.distributed backend "kcoll", registered on import.
+
+    import kcoll.torch
+    torch.distributed.init_process_group(backend="kcoll")
+
+Bootstrap: rank 0 of the group draws a kcoll unique id (it becomes the bootstrap root) and
+puts it in the group's c10d store; the other ranks read it from there.  No port beyond the
+store's and the root's own (ephemeral, or $KCOLL_BOOTSTRAP_PORT).
+
+Collectives run to completion in the calling thread before they return; async_op=True gives
+a work object that is already complete.  send/recv (isend/irecv) are posted non-blocking and
+complete in the background: a thread per operation sleeps in kcoll_wait().  CPU tensors
+only.  See Documentation/pytorch.rst for the limits.
+"""
+import datetime
+import os
+import threading
+
+import torch
+import torch.distributed as dist
+from torch._C._distributed_c10d import _create_work_from_future
+
+from . import Comm, KcollError, KcollTimeout, unique_id  # noqa: F401 (re-exported)
+from . import INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64
+from . import SUM, PROD, MIN, MAX, AVG
+
+BACKEND = "kcoll"
+STORE_KEY = "kcoll/unique_id"
+
+# torch dtype -> kcoll datatype.  bool travels as uint8 (its reductions: see _op).
+DTYPES = {
+    torch.int8: INT8, torch.uint8: UINT8, torch.bool: UINT8,
+    torch.int32: INT32, torch.int64: INT64,
+    torch.float16: FP16, torch.bfloat16: BF16, torch.float32: FP32, torch.float64: FP64,
+}
+# Unsigned 32/64-bit tensors exist from torch 2.3 on.
+for _name, _kt in (("uint32", UINT32), ("uint64", UINT64)):
+    if hasattr(torch, _name):
+        DTYPES[getattr(torch, _name)] = _kt
+_FLOAT = (FP16, BF16, FP32, FP64)
+
+
+def _dtype(t):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError("kcoll: expected a tensor, got %s" % type(t).__name__)
+    if t.device.type != "cpu":
+        raise ValueError("kcoll: only CPU tensors are supported, got one on %s" % t.device)
+    if t.is_sparse:
+        raise ValueError("kcoll: sparse tensors are not supported")
+    try:
+        return DTYPES[t.dtype]
+    except KeyError:
+        raise TypeError("kcoll: dtype %s is not supported (supported: %s)" %
+                        (t.dtype, ", ".join(sorted(str(d) for d in DTYPES)))) from None
+
+
+def _op(reduce_op, t):
+    """torch ReduceOp -> kcoll red_op for tensor t's dtype."""
+    names = [("SUM", SUM), ("PRODUCT", PROD), ("MIN", MIN), ("MAX", MAX), ("AVG", AVG)]
+    for name, op in names:
+        if reduce_op == getattr(dist.ReduceOp, name):
+            break
+    else:
+        raise ValueError("kcoll: reduce op %s is not supported (supported: SUM, PRODUCT, "
+                         "MIN, MAX, AVG)" % _op_name(reduce_op))
+    if t.dtype == torch.bool:
+        # Logical or / and, as other backends give for bool: sum(x) != 0 and prod(x) != 0.
+        if op == AVG:
+            raise ValueError("kcoll: ReduceOp.AVG is not defined for bool tensors")
+        op = {SUM: MAX, PROD: MIN}.get(op, op)
+    elif op == AVG and DTYPES[t.dtype] not in _FLOAT:
+        raise ValueError("kcoll: ReduceOp.AVG needs a floating-point tensor, not %s" % t.dtype)
+    return op
+
+
+def _op_name(reduce_op):
+    for name in ("BAND", "BOR", "BXOR", "PREMUL_SUM"):
+        if hasattr(dist.ReduceOp, name) and reduce_op == getattr(dist.ReduceOp, name):
+            return "ReduceOp." + name
+    return str(reduce_op)
+
+
+class _Buf:
+    """A contiguous view of tensor t for the library: t itself, or a copy written back."""
+
+    def __init__(self, t, write_back=True):
+        self.t = t
+        self.c = t if t.is_contiguous() else t.contiguous()
+        self.write_back = write_back and self.c is not t
+
+    @property
+    def ptr(self):
+        return self.c.data_ptr()
+
+    def done(self):
+        if self.write_back:
+            self.t.copy_(self.c)
+
+
+def _flat(tensors):
+    """One contiguous tensor holding tensors back to back (all of one dtype)."""
+    return torch.cat([t.reshape(-1) for t in tensors])
+
+
+def _unflat(flat, tensors):
+    off = 0
+    for t in tensors:
+        n = t.numel()
+        t.copy_(flat[off:off + n].view_as(t))
+        off += n
+
+
+def _same_dtype(tensors, what):
+    dt = {t.dtype for t in tensors}
+    if len(dt) > 1:
+        raise TypeError("kcoll: %s: tensors of different dtypes %s" % (what, sorted(map(str, dt))))
+
+
+def _done(result):
+    fut = torch.futures.Future()
+    fut.set_result(result)
+    return _create_work_from_future(fut)
+
+
+class _P2PWork(dist._Work):
+    """The work of a send or receive, whose completion thread may fail it.
+
+    A work made by _create_work_from_future() answers wait() with True even when its future
+    failed (torch 1.13), which would hide a failed send from dist.send().  This one raises.
+    Only Python calls send/recv here (a Python work hangs C++ callers, which collectives have).
+    """
+
+    def __init__(self, fut):
+        super().__init__()
+        self._fut = fut
+
+    def wait(self, timeout=None):
+        self._fut.wait()  # raises the operation's exception
+        return True
+
+    def is_completed(self):
+        return self._fut.done()
+
+    def is_success(self):
+        if not self._fut.done():
+            return False
+        try:
+            self._fut.wait()
+        except Exception:
+            return False
+        return True
+
+    def exception(self):
+        try:
+            self._fut.wait()
+        except Exception as e:
+            return e
+        return None
+
+    def get_future(self):
+        return self._fut
+
+    def result(self):
+        return self._fut.wait()
+
+
+def _ms(timeout):
+    """A timedelta in milliseconds; None for torch's "unset" (zero or negative)."""
+    if timeout is None:
+        return None
+    ms = int(timeout / datetime.timedelta(milliseconds=1))
+    return ms if ms > 0 else None
+
+
+class ProcessGroupKcoll(dist.ProcessGroup):
+    """A torch.distributed process group over one kcoll communicator."""
+
+    def __init__(self, store, rank, size, timeout=datetime.timedelta(minutes=30)):
+        super().__init__(rank, size)
+        self._rank = rank
+        self._size = size
+        ms = _ms(timeout) or 0
+        # The bootstrap waits as long as the group's timeout, unless the environment says
+        # otherwise (libkcoll reads KCOLL_BOOTSTRAP_TIMEOUT_MS when given 0).
+        boot = 0 if os.environ.get("KCOLL_BOOTSTRAP_TIMEOUT_MS") else ms
+        if rank == 0:
+            uid = unique_id(timeout_ms=boot)
+            store.set(STORE_KEY, uid)
+        else:
+            uid = store.get(STORE_KEY)
+        self.comm = Comm(bytes(uid), size, rank, timeout_ms=ms, bootstrap_timeout_ms=boot)
+
+    # -- process group identity ------------------------------------------------------------
+
+    def getBackendName(self):
+        return BACKEND
+
+    def _get_backend_name(self):
+        return BACKEND
+
+    def name(self):
+        return BACKEND
+
+    def rank(self):
+        return self._rank
+
+    def size(self):
+        return self._size
+
+    def destroy(self):
+        self.comm.destroy()
+
+    # -- collectives -----------------------------------------------------------------------
+
+    def _with_timeout(self, opts, fn, *args):
+        """Call fn with the op's own timeout, when it sets one, else the group's."""
+        ms = _ms(getattr(opts, "timeout", None)) if opts is not None else None
+        return fn(*args, timeout_ms=ms)
+
+    def allreduce(self, tensors, opts=None):
+        op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        for t in tensors:
+            dt, kop = _dtype(t), _op(op, t)
+            b = _Buf(t)
+            self._with_timeout(opts, self.comm.allreduce, b.ptr, b.ptr, t.numel(), dt, kop)
+            b.done()
+        return _done(tensors)
+
+    def allreduce_coalesced(self, tensors, opts=None):
+        return self.allreduce(tensors, opts)
+
+    def broadcast(self, tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        for t in tensors:
+            dt = _dtype(t)
+            b = _Buf(t, write_back=self._rank != root)
+            self._with_timeout(opts, self.comm.broadcast, b.ptr, b.ptr, t.numel(), dt, root)
+            b.done()
+        return _done(tensors)
+
+    def reduce(self, tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        for t in tensors:
+            dt, kop = _dtype(t), _op(op, t)
+            b = _Buf(t, write_back=self._rank == root)
+            self._with_timeout(opts, self.comm.reduce, b.ptr, b.ptr, t.numel(), dt, kop, root)
+            b.done()
+        return _done(tensors)
+
+    def _allgather_base(self, output, input, opts=None):
+        dt = _dtype(input)
+        if output.dtype != input.dtype or output.numel() != input.numel() * self._size:
+            raise ValueError("kcoll: all_gather_into_tensor: output must hold %d x %d "
+                             "elements of %s" % (self._size, input.numel(), input.dtype))
+        i, o = _Buf(input, write_back=False), _Buf(output)
+        self._with_timeout(opts, self.comm.allgather, i.ptr, o.ptr, input.numel(), dt)
+        o.done()
+        return _done([output])
+
+    def allgather(self, output_tensors, input_tensors, opts=None):
+        for outs, inp in zip(output_tensors, input_tensors):
+            self._check_list(outs, inp, "all_gather")
+            flat = torch.empty(self._size * inp.numel(), dtype=inp.dtype)
+            self._allgather_base(flat, inp, opts)
+            _unflat(flat, outs)
+        return _done(output_tensors)
+
+    def _check_list(self, lst, like, what):
+        if len(lst) != self._size:
+            raise ValueError("kcoll: %s: a list of %d tensors is needed, got %d" %
+                             (what, self._size, len(lst)))
+        for t in lst:
+            if t.dtype != like.dtype or t.numel() != like.numel():
+                raise ValueError("kcoll: %s: every tensor must be %d elements of %s" %
+                                 (what, like.numel(), like.dtype))
+
+    def gather(self, output_tensors, input_tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        inp = input_tensors[0]
+        dt = _dtype(inp)
+        i = _Buf(inp, write_back=False)
+        if self._rank == root:
+            outs = output_tensors[0]
+            self._check_list(outs, inp, "gather")
+            flat = torch.empty(self._size * inp.numel(), dtype=inp.dtype)
+            self._with_timeout(opts, self.comm.gather, i.ptr, flat.data_ptr(), inp.numel(),
+                               dt, root)
+            _unflat(flat, outs)
+        else:
+            self._with_timeout(opts, self.comm.gather, i.ptr, None, inp.numel(), dt, root)
+        return _done(output_tensors)
+
+    def scatter(self, output_tensors, input_tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        out = output_tensors[0]
+        dt = _dtype(out)
+        o = _Buf(out)
+        if self._rank == root:
+            ins = input_tensors[0]
+            self._check_list(ins, out, "scatter")
+            flat = _flat(ins)
+            self._with_timeout(opts, self.comm.scatter, flat.data_ptr(), o.ptr, out.numel(),
+                               dt, root)
+        else:
+            self._with_timeout(opts, self.comm.scatter, None, o.ptr, out.numel(), dt, root)
+        o.done()
+        return _done(output_tensors)
+
+    def _reduce_scatter_base(self, output, input, opts=None):
+        op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        dt, kop = _dtype(input), _op(op, input)
+        if output.dtype != input.dtype or input.numel() != output.numel() * self._size:
+            raise ValueError("kcoll: reduce_scatter_tensor: input must hold %d x %d "
+                             "elements of %s" % (self._size, output.numel(), output.dtype))
+        i, o = _Buf(input, write_back=False), _Buf(output)
+        self._with_timeout(opts, self.comm.reduce_scatter, i.ptr, o.ptr, output.numel(), dt,
+                           kop)
+        o.done()
+        return _done([output])
+
+    def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+        for out, ins in zip(output_tensors, input_tensors):
+            self._check_list(ins, out, "reduce_scatter")
+            self._reduce_scatter_base(out, _flat(ins), opts)
+        return _done(output_tensors)
+
+    def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+        dt = _dtype(input)
+        if output.dtype != input.dtype:
+            raise TypeError("kcoll: all_to_all_single: input and output dtypes differ")
+        i, o = _Buf(input, write_back=False), _Buf(output)
+        if not output_split_sizes and not input_split_sizes:
+            if input.numel() != output.numel() or input.numel() % self._size:
+                raise ValueError("kcoll: all_to_all_single: input and output must have the "
+                                 "same size, a multiple of the group size %d" % self._size)
+            self._with_timeout(opts, self.comm.alltoall, i.ptr, o.ptr,
+                               input.numel() // self._size, dt)
+        else:
+            sc, sd = self._splits(input, input_split_sizes, "input")
+            rc, rd = self._splits(output, output_split_sizes, "output")
+            self._with_timeout(opts, self.comm.alltoallv, i.ptr, sc, sd, o.ptr, rc, rd, dt)
+        o.done()
+        return _done([output])
+
+    def _splits(self, t, sizes, what):
+        """Split sizes (rows of dim 0; empty: equal) -> element counts and displacements."""
+        rows = t.shape[0] if t.dim() else 1
+        per_row = t.numel() // rows if rows else 0
+        if not sizes:
+            if rows % self._size:
+                raise ValueError("kcoll: all_to_all_single: %s's %d rows do not split in %d" %
+                                 (what, rows, self._size))
+            sizes = [rows // self._size] * self._size
+        sizes = list(sizes)
+        if len(sizes) != self._size or sum(sizes) != rows or min(sizes) < 0:
+            raise ValueError("kcoll: all_to_all_single: %s split sizes %s do not split %d "
+                             "rows in %d" % (what, sizes, rows, self._size))
+        counts = [s * per_row for s in sizes]
+        displs = [sum(counts[:k]) for k in range(len(counts))]
+        return counts, displs
+
+    def alltoall(self, output_tensors, input_tensors, opts=None):
+        _same_dtype(list(output_tensors) + list(input_tensors), "all_to_all")
+        if len(output_tensors) != self._size or len(input_tensors) != self._size:
+            raise ValueError("kcoll: all_to_all: lists of %d tensors are needed" % self._size)
+        dt = _dtype(input_tensors[0])
+        send = _flat(input_tensors)
+        recv = torch.empty(sum(t.numel() for t in output_tensors), dtype=send.dtype)
+        sc = [t.numel() for t in input_tensors]
+        rc = [t.numel() for t in output_tensors]
+        sd = [sum(sc[:k]) for k in range(len(sc))]
+        rd = [sum(rc[:k]) for k in range(len(rc))]
+        self._with_timeout(opts, self.comm.alltoallv, send.data_ptr(), sc, sd,
+                           recv.data_ptr(), rc, rd, dt)
+        _unflat(recv, output_tensors)
+        return _done(output_tensors)
+
+    def barrier(self, opts=None):
+        self._with_timeout(opts, self.comm.barrier)
+        return _done(None)
+
+    # -- point-to-point --------------------------------------------------------------------
+
+    def _p2p_check(self, tensors, peer, tag, what):
+        if tag:
+            raise ValueError("kcoll: %s: tags are not supported (tag %d); messages between "
+                             "two ranks match in posting order" % (what, tag))
+        if len(tensors) != 1:
+            raise ValueError("kcoll: %s: exactly one tensor" % what)
+        if not 0 <= peer < self._size or peer == self._rank:
+            raise ValueError("kcoll: %s: peer %d is not another rank of the group" %
+                             (what, peer))
+        _dtype(tensors[0])
+
+    def _p2p(self, post, tensors, peer, what):
+        """Post a non-blocking send or receive; a thread waits for it and completes the
+        future (the kernel moves the data meanwhile, so isend/irecv overlap)."""
+        b = _Buf(tensors[0], write_back=what == "recv")
+        nbytes = b.c.numel() * b.c.element_size()
+        req = post(b.ptr, nbytes, peer)
+        fut = torch.futures.Future()
+
+        def complete():
+            try:
+                self.comm.wait(req, nbytes)
+                b.done()
+            except BaseException as e:  # the waiter sees it from Work.wait()
+                fut.set_exception(e)
+                return
+            fut.set_result(tensors)
+
+        threading.Thread(target=complete, name="kcoll-%s" % what, daemon=True).start()
+        return _P2PWork(fut)
+
+    def send(self, tensors, dstRank, tag=0):
+        self._p2p_check(tensors, dstRank, tag, "send")
+        return self._p2p(self.comm.isend, tensors, dstRank, "send")
+
+    def recv(self, tensors, srcRank, tag=0):
+        self._p2p_check(tensors, srcRank, tag, "recv")
+        return self._p2p(self.comm.irecv, tensors, srcRank, "recv")
+
+    def recv_anysource(self, tensors, tag=0):
+        raise NotImplementedError("kcoll: receiving from any source is not supported")
+
+    def monitored_barrier(self, opts=None, wait_all_ranks=False):
+        return self.barrier(opts)
+
+    def _not_supported(self, what):
+        raise NotImplementedError("kcoll: %s is not supported" % what)
+
+    def allgather_coalesced(self, *args, **kwargs):
+        self._not_supported("allgather_coalesced")
+
+
+def _create(store, rank, size, timeout):
+    return ProcessGroupKcoll(store, rank, size, timeout)
+
+
+def register():
+    """Register the backend; done on import, idempotent."""
+    if not hasattr(dist.Backend, BACKEND.upper()):
+        dist.Backend.register_backend(BACKEND, _create)
+
+
+register()

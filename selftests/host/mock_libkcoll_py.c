@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A stand-in for libkcoll.so.0 under the Python package (python/kcoll/), loaded through
+ * KCOLL_LIB by test_pytorch.py so that the ctypes layer and the PyTorch backend run on the host
+ * without the module.
+ *
+ * It plays rank R of N (kcoll_mock_world()) in a world where every other rank holds exactly
+ * the data this one does: an all-reduce SUM multiplies by N, an all-gather repeats the input N
+ * times, an all-to-all hands back block R of every rank, and so on.  That is enough to check
+ * how the Python layer lays out buffers, counts and split sizes.  Point-to-point is a
+ * loopback FIFO (a send is what the next receive gets; a non-blocking receive waits for it).
+ * Every call is recorded (kcoll_mock_last()); kcoll_mock_fail() makes the next call fail
+ * with a chosen errno and kcoll_last_error().
+ * FP16/BF16 reductions only copy (the tests use them with MIN/MAX).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libkcoll.h>
+
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
+struct kcoll_handle { int fd; };
+struct kcoll_comm { int rank, nranks; };
+
+/* What the last call was given; read by the tests through ctypes. */
+struct kcoll_mock_call {
+	char fn[32];
+	uint64_t count;
+	int dtype, op, root, peer;
+	unsigned int timeout_ms;
+	int nranks, rank;
+	unsigned int bootstrap_timeout_ms;
+	unsigned char uid[KCOLL_UNIQUE_ID_BYTES];
+	uint64_t counts[8], displs[8], rcounts[8], rdispls[8];
+};
+
+static struct kcoll_mock_call last, last_post;
+/* Waits run in the backend's completion threads: the FIFO and the request table are shared. */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int world_rank, world_size = 1;
+static int fail_err;
+static char fail_msg[256], errmsg[256];
+static unsigned int uid_seq, uid_timeout;
+
+static unsigned char fifo[1 << 16];
+static size_t fifo_len;
+
+
+void kcoll_mock_world(int rank, int nranks) { world_rank = rank; world_size = nranks; }
+const struct kcoll_mock_call *kcoll_mock_last(void) { return &last; }
+/* The last isend/irecv as posted (a completion thread's kcoll_wait() comes later). */
+const struct kcoll_mock_call *kcoll_mock_last_post(void) { return &last_post; }
+
+/* sizeof() of the option structs, checked against the ctypes declarations. */
+size_t kcoll_mock_sizeof(const char *name)
+{
+	if (!strcmp(name, "uid_opts"))
+		return sizeof(struct kcoll_uid_opts);
+	if (!strcmp(name, "comm_opts"))
+		return sizeof(struct kcoll_comm_opts);
+	if (!strcmp(name, "coll_opts"))
+		return sizeof(struct kcoll_coll_opts);
+	if (!strcmp(name, "p2p_opts"))
+		return sizeof(struct kcoll_p2p_opts);
+	if (!strcmp(name, "unique_id"))
+		return sizeof(struct kcoll_unique_id);
+	return 0;
+}
+
+void kcoll_mock_fail(int err, const char *msg)
+{
+	fail_err = err;
+	snprintf(fail_msg, sizeof(fail_msg), "%s", msg ? msg : "");
+}
+
+/* Start recording a call; a pending injected failure fails it. */
+static int enter(const char *fn)
+{
+	memset(&last, 0, sizeof(last));
+	snprintf(last.fn, sizeof(last.fn), "%s", fn);
+	errmsg[0] = '\0';
+	if (fail_err) {
+		int err = fail_err;
+
+		fail_err = 0;
+		snprintf(errmsg, sizeof(errmsg), "%s", fail_msg);
+		errno = err;
+		return -err;
+	}
+	return 0;
+}
+
+const char *kcoll_version(void) { return "mock"; }
+const char *kcoll_last_error(void) { return errmsg; }
+size_t kcoll_datatype_size(int dtype)
+{
+	static const size_t esize[KCOLL_NUM_DATATYPES] = { 1, 1, 4, 4, 8, 8, 2, 2, 4, 8 };
+
+	return dtype >= 0 && dtype < KCOLL_NUM_DATATYPES ? esize[dtype] : 0;
+}
+
+int kcoll_open(const struct kcoll_open_opts *o, struct kcoll_handle **out)
+{
+	int err = enter("open");
+
+	if (err)
+		return err;
+	*out = calloc(1, sizeof(**out));
+	return *out ? 0 : -ENOMEM;
+}
+
+void kcoll_close(struct kcoll_handle *h) { free(h); }
+
+int kcoll_get_unique_id(struct kcoll_unique_id *id, const struct kcoll_uid_opts *o)
+{
+	int err = enter("get_unique_id");
+
+	if (err)
+		return err;
+	memset(id, 0, sizeof(*id));
+	snprintf((char *)id->internal, sizeof(id->internal), "mock-uid-%u", ++uid_seq);
+	uid_timeout = last.timeout_ms = o ? o->timeout_ms : 0;
+	return 0;
+}
+
+/* timeout_ms of the last kcoll_get_unique_id() (kcoll_mock_last() moves on). */
+unsigned int kcoll_mock_uid_timeout(void) { return uid_timeout; }
+
+int kcoll_comm_init_rank(struct kcoll_handle *h, const struct kcoll_unique_id *id, int nranks,
+			 int rank, const struct kcoll_comm_opts *o, struct kcoll_comm **out)
+{
+	int err = enter("comm_init_rank");
+
+	if (err)
+		return err;
+	memcpy(last.uid, id->internal, sizeof(last.uid));
+	last.nranks = nranks;
+	last.rank = rank;
+	last.bootstrap_timeout_ms = o ? o->bootstrap_timeout_ms : 0;
+	if (nranks < 1 || rank < 0 || rank >= nranks) {
+		snprintf(errmsg, sizeof(errmsg), "rank %d of %d", rank, nranks);
+		return -EINVAL;
+	}
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	(*out)->rank = rank;
+	(*out)->nranks = nranks;
+	world_rank = rank;
+	world_size = nranks;
+	return 0;
+}
+
+int kcoll_comm_destroy(struct kcoll_comm *c) { enter("comm_destroy"); free(c); return 0; }
+int kcoll_comm_abort(struct kcoll_comm *c) { return enter("comm_abort"); }
+int kcoll_comm_rank(const struct kcoll_comm *c) { return c->rank; }
+int kcoll_comm_size(const struct kcoll_comm *c) { return c->nranks; }
+
+static int coll_enter(const char *fn, size_t count, int dtype, int op, int root,
+		      const struct kcoll_coll_opts *o)
+{
+	int err = enter(fn);
+
+	last.count = count;
+	last.dtype = dtype;
+	last.op = op;
+	last.root = root;
+	last.timeout_ms = o ? o->timeout_ms : 0;
+	if (err)
+		return err;
+	if (dtype < 0 || dtype >= KCOLL_NUM_DATATYPES || op < 0 || op >= KCOLL_NUM_RED_OPS)
+		return -EINVAL;
+	if (op == KCOLL_AVG && dtype != KCOLL_FP16 && dtype != KCOLL_BF16 &&
+	    dtype != KCOLL_FP32 && dtype != KCOLL_FP64) {
+		snprintf(errmsg, sizeof(errmsg), "avg is for floating point only");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* N identical contributions: SUM is x * N, PROD x ^ N, MIN, MAX and AVG are x. */
+#define MOCK_REDUCE(T)								\
+	do {									\
+		const T *s = sendbuf;						\
+		T *r = recvbuf;							\
+		for (size_t i = 0; i < count; i++) {				\
+			T v = s[i], a = v;					\
+			for (int k = 1; k < world_size; k++) {			\
+				if (op == KCOLL_SUM)				\
+					a += v;					\
+				else if (op == KCOLL_PROD)			\
+					a *= v;					\
+			}							\
+			r[i] = a;						\
+		}								\
+	} while (0)
+
+static void reduce(const void *sendbuf, void *recvbuf, size_t count, int dtype, int op)
+{
+	switch (dtype) {
+	case KCOLL_INT8: MOCK_REDUCE(int8_t); break;
+	case KCOLL_UINT8: MOCK_REDUCE(uint8_t); break;
+	case KCOLL_INT32: MOCK_REDUCE(int32_t); break;
+	case KCOLL_UINT32: MOCK_REDUCE(uint32_t); break;
+	case KCOLL_INT64: MOCK_REDUCE(int64_t); break;
+	case KCOLL_UINT64: MOCK_REDUCE(uint64_t); break;
+	case KCOLL_FP32: MOCK_REDUCE(float); break;
+	case KCOLL_FP64: MOCK_REDUCE(double); break;
+	default: memmove(recvbuf, sendbuf, count * kcoll_datatype_size(dtype)); break;
+	}
+}
+
+int kcoll_allreduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		    int dtype, int op, const struct kcoll_coll_opts *o)
+{
+	int err = coll_enter("allreduce", count, dtype, op, 0, o);
+
+	if (!err)
+		reduce(sendbuf, recvbuf, count, dtype, op);
+	return err;
+}
+
+int kcoll_reduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		 int dtype, int op, int root, const struct kcoll_coll_opts *o)
+{
+	int err = coll_enter("reduce", count, dtype, op, root, o);
+
+	if (!err && c->rank == root)
+		reduce(sendbuf, recvbuf, count, dtype, op);
+	return err;
+}
+
+int kcoll_broadcast(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		    int dtype, int root, const struct kcoll_coll_opts *o)
+{
+	int err = coll_enter("broadcast", count, dtype, 0, root, o);
+
+	if (!err)
+		memmove(recvbuf, sendbuf, count * kcoll_datatype_size(dtype));
+	return err;
+}
+
+int kcoll_allgather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		    int dtype, const struct kcoll_coll_opts *o)
+{
+	int err = coll_enter("allgather", count, dtype, 0, 0, o);
+	size_t n = count * kcoll_datatype_size(dtype);
+
+	for (int k = 0; !err && k < c->nranks; k++)
+		memmove((char *)recvbuf + k * n, sendbuf, n);
+	return err;
+}
+
+int kcoll_gather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		 int dtype, int root, const struct kcoll_coll_opts *o)
+{
+	int err = coll_enter("gather", count, dtype, 0, root, o);
+	size_t n = count * kcoll_datatype_size(dtype);
+
+	for (int k = 0; !err && c->rank == root && k < c->nranks; k++)
+		memmove((char *)recvbuf + k * n, sendbuf, n);
+	return err;
+}
+
+int kcoll_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		  int dtype, int root, const struct kcoll_coll_opts *o)
+{
+	int err = coll_enter("scatter", count, dtype, 0, root, o);
+	size_t n = count * kcoll_datatype_size(dtype);
+
+	/* The root keeps its own block; the others cannot see the root's buffer here. */
+	if (!err && c->rank == root)
+		memmove(recvbuf, (const char *)sendbuf + c->rank * n, n);
+	return err;
+}
+
+int kcoll_reduce_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+			 int dtype, int op, const struct kcoll_coll_opts *o)
+{
+	int err = coll_enter("reduce_scatter", count, dtype, op, 0, o);
+
+	if (!err)
+		reduce((const char *)sendbuf + c->rank * count * kcoll_datatype_size(dtype),
+		       recvbuf, count, dtype, op);
+	return err;
+}
+
+int kcoll_alltoall(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		   int dtype, const struct kcoll_coll_opts *o)
+{
+	int err = coll_enter("alltoall", count, dtype, 0, 0, o);
+	size_t n = count * kcoll_datatype_size(dtype);
+
+	for (int k = 0; !err && k < c->nranks; k++)
+		memmove((char *)recvbuf + k * n, (const char *)sendbuf + c->rank * n, n);
+	return err;
+}
+
+int kcoll_alltoallv(struct kcoll_comm *c, const void *sendbuf, const size_t *scounts,
+		    const size_t *sdispls, void *recvbuf, const size_t *rcounts,
+		    const size_t *rdispls, int dtype, const struct kcoll_coll_opts *o)
+{
+	int err = coll_enter("alltoallv", 0, dtype, 0, 0, o);
+	size_t e = kcoll_datatype_size(dtype), me = c->rank;
+
+	for (int k = 0; k < c->nranks && k < 8; k++) {
+		last.counts[k] = scounts[k];
+		last.displs[k] = sdispls[k];
+		last.rcounts[k] = rcounts[k];
+		last.rdispls[k] = rdispls[k];
+	}
+	/* Rank k sends this rank what this rank sends itself: block me of the send side. */
+	for (int k = 0; !err && k < c->nranks; k++) {
+		if (rcounts[k] != scounts[me]) {
+			snprintf(errmsg, sizeof(errmsg), "rank %d sends %zu, rank %zu expects %zu",
+				 k, scounts[me], me, rcounts[k]);
+			return -EPROTO;
+		}
+		memmove((char *)recvbuf + rdispls[k] * e, (const char *)sendbuf + sdispls[me] * e,
+			rcounts[k] * e);
+	}
+	return err;
+}
+
+int kcoll_barrier(struct kcoll_comm *c, const struct kcoll_coll_opts *o)
+{
+	return coll_enter("barrier", 0, 0, 0, 0, o);
+}
+
+int kcoll_send(struct kcoll_comm *c, const void *buf, size_t len, int peer,
+	       const struct kcoll_p2p_opts *o)
+{
+	int err = enter("send");
+
+	last.count = len;
+	last.peer = peer;
+	last.timeout_ms = o ? o->timeout_ms : 0;
+	if (err)
+		return err;
+	if (len > sizeof(fifo) - fifo_len)
+		return -ENOBUFS;
+	memcpy(fifo + fifo_len, buf, len);
+	fifo_len += len;
+	return 0;
+}
+
+int kcoll_recv(struct kcoll_comm *c, void *buf, size_t len, int peer, size_t *received,
+	       const struct kcoll_p2p_opts *o)
+{
+	int err = enter("recv");
+
+	last.count = len;
+	last.peer = peer;
+	last.timeout_ms = o ? o->timeout_ms : 0;
+	if (err)
+		return err;
+	if (len > fifo_len) {
+		snprintf(errmsg, sizeof(errmsg), "nothing to receive");
+		return -ETIMEDOUT;
+	}
+	memcpy(buf, fifo, len);
+	memmove(fifo, fifo + len, fifo_len - len);
+	fifo_len -= len;
+	if (received)
+		*received = len;
+	return 0;
+}
+
+/*
+ * Non-blocking point-to-point: an isend goes into the FIFO at once; an irecv takes its
+ * bytes when it is waited for (-EAGAIN while the FIFO has too few, as a real request still
+ * in flight).  Request ids index a small table of posted receives.
+ */
+static struct { void *buf; size_t len; int used; } pending[64];
+static uint64_t req_seq;
+
+static int post(struct kcoll_request *req, void *rbuf, size_t len)
+{
+	unsigned int slot;
+
+	pthread_mutex_lock(&lock);
+	slot = req_seq++ % 64;
+	pending[slot].buf = rbuf;
+	pending[slot].len = len;
+	pending[slot].used = 1;
+	last_post = last;
+	pthread_mutex_unlock(&lock);
+	req->id = slot;
+	req->comm = 1;
+	req->state = 1;
+	return 0;
+}
+
+int kcoll_isend(struct kcoll_comm *c, const void *buf, size_t len, int peer,
+		const struct kcoll_p2p_opts *o, struct kcoll_request *req)
+{
+	int err;
+
+	pthread_mutex_lock(&lock);
+	err = kcoll_send(c, buf, len, peer, o);
+	snprintf(last.fn, sizeof(last.fn), "isend");
+	pthread_mutex_unlock(&lock);
+	return err ? err : post(req, NULL, len);
+}
+
+int kcoll_irecv(struct kcoll_comm *c, void *buf, size_t len, int peer,
+		const struct kcoll_p2p_opts *o, struct kcoll_request *req)
+{
+	int err;
+
+	pthread_mutex_lock(&lock);
+	err = enter("irecv");
+	last.count = len;
+	last.peer = peer;
+	last.timeout_ms = o ? o->timeout_ms : 0;
+	pthread_mutex_unlock(&lock);
+	return err ? err : post(req, buf, len);
+}
+
+/* Polls the FIFO for a receive, up to @timeout_ms (negative: 10 s), then -EAGAIN. */
+int kcoll_wait(struct kcoll_comm *c, struct kcoll_request *req, int timeout_ms,
+	       size_t *result)
+{
+	unsigned int slot = req->id % 64;
+	int ms = timeout_ms < 0 ? 10000 : timeout_ms;
+
+	if (req->state != 1)
+		return -EINVAL;
+	for (;;) {
+		pthread_mutex_lock(&lock);
+		if (!pending[slot].used) {
+			pthread_mutex_unlock(&lock);
+			return -EINVAL;
+		}
+		if (!pending[slot].buf || pending[slot].len <= fifo_len)
+			break;
+		pthread_mutex_unlock(&lock);
+		if (ms-- <= 0)
+			return -EAGAIN;
+		usleep(1000);
+	}
+	if (pending[slot].buf) {
+		memcpy(pending[slot].buf, fifo, pending[slot].len);
+		memmove(fifo, fifo + pending[slot].len, fifo_len - pending[slot].len);
+		fifo_len -= pending[slot].len;
+	}
+	pending[slot].used = 0;
+	if (result)
+		*result = pending[slot].len;
+	pthread_mutex_unlock(&lock);
+	req->state = 0;
+	return 0;
+}

@@ -1,0 +1,448 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The Python package (python/kcoll/) and its PyTorch backend against a mock libkcoll.
+
+The mock (mock_libkcoll_py.c, built next to this script as libkcoll_mock_py.so) plays rank R
+of N where every rank holds the same data; it records each call's arguments and can fail the
+next call on demand.  Cases that need torch SKIP when /usr/bin/python3 has none
+(apt-get install python3-torch).  Output: TAP.
+"""
+import ctypes
+import datetime
+import errno
+import os
+import sys
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.abspath(os.path.join(HERE, "..", ".."))
+MOCK = os.path.join(HERE, "libkcoll_mock_py.so")
+os.environ["KCOLL_LIB"] = MOCK
+sys.path.insert(0, os.path.join(TOP, "python"))
+
+import kcoll  # noqa: E402
+from kcoll import _lib  # noqa: E402
+
+try:
+    import torch
+    import torch.distributed as dist
+    import kcoll.torch as kt
+    C10 = torch._C._distributed_c10d
+    NO_TORCH = None
+except ImportError as e:
+    NO_TORCH = "no torch in %s (apt-get install python3-torch): %s" % (sys.executable, e)
+
+
+class Call(ctypes.Structure):
+    _fields_ = [("fn", ctypes.c_char * 32), ("count", ctypes.c_uint64),
+                ("dtype", ctypes.c_int), ("op", ctypes.c_int), ("root", ctypes.c_int),
+                ("peer", ctypes.c_int), ("timeout_ms", ctypes.c_uint),
+                ("nranks", ctypes.c_int), ("rank", ctypes.c_int),
+                ("bootstrap_timeout_ms", ctypes.c_uint),
+                ("uid", ctypes.c_ubyte * kcoll.UNIQUE_ID_BYTES),
+                ("counts", ctypes.c_uint64 * 8), ("displs", ctypes.c_uint64 * 8),
+                ("rcounts", ctypes.c_uint64 * 8), ("rdispls", ctypes.c_uint64 * 8)]
+
+
+M = _lib.lib()
+M.kcoll_mock_last.restype = ctypes.POINTER(Call)
+M.kcoll_mock_last_post.restype = ctypes.POINTER(Call)
+M.kcoll_mock_fail.argtypes = [ctypes.c_int, ctypes.c_char_p]
+M.kcoll_mock_sizeof.argtypes = [ctypes.c_char_p]
+M.kcoll_mock_sizeof.restype = ctypes.c_size_t
+M.kcoll_mock_uid_timeout.restype = ctypes.c_uint
+
+
+def last():
+    return M.kcoll_mock_last().contents
+
+
+def last_post():
+    return M.kcoll_mock_last_post().contents
+
+
+def fail_next(err, msg):
+    M.kcoll_mock_fail(err, msg.encode())
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def raises(exc, fn, *args, match=None):
+    try:
+        fn(*args)
+    except exc as e:
+        if match and match not in str(e):
+            raise AssertionError("%s raised %r, without %r" % (exc.__name__, str(e), match))
+        return e
+    raise AssertionError("%s not raised" % exc.__name__)
+
+
+def comm(nranks=1, rank=0, timeout_ms=0):
+    return kcoll.Comm(b"u" * kcoll.UNIQUE_ID_BYTES, nranks, rank, timeout_ms=timeout_ms)
+
+
+def pg(nranks=1, rank=0, timeout=datetime.timedelta(seconds=60)):
+    store = dist.HashStore()
+    if rank != 0:
+        store.set(kt.STORE_KEY, b"x" * kcoll.UNIQUE_ID_BYTES)
+    return kt.ProcessGroupKcoll(store, rank, nranks, timeout)
+
+
+# -- the ctypes layer (no torch) ------------------------------------------------------------
+
+def test_struct_layout():
+    for name, cls in (("uid_opts", _lib.UidOpts), ("comm_opts", _lib.CommOpts),
+                      ("coll_opts", _lib.CollOpts), ("p2p_opts", _lib.P2POpts),
+                      ("unique_id", _lib.UniqueId)):
+        c = M.kcoll_mock_sizeof(name.encode())
+        expect(c == ctypes.sizeof(cls), "%s: C %d, ctypes %d" % (name, c, ctypes.sizeof(cls)))
+
+
+def test_comm_init_passes_id_rank_timeouts():
+    uid = bytes(range(128))
+    c = kcoll.Comm(uid, 4, 3, timeout_ms=1234, bootstrap_timeout_ms=5678)
+    L = last()
+    expect(L.fn == b"comm_init_rank", L.fn)
+    expect(bytes(L.uid) == uid, "id bytes")
+    expect((L.nranks, L.rank, L.bootstrap_timeout_ms) == (4, 3, 5678),
+           (L.nranks, L.rank, L.bootstrap_timeout_ms))
+    expect((c.rank, c.size) == (3, 4), (c.rank, c.size))
+    c.barrier()
+    expect(last().timeout_ms == 1234, last().timeout_ms)
+    c.destroy()
+    c.destroy()
+    raises(kcoll.KcollError, c.barrier, match="destroyed")
+
+
+def test_error_carries_errno_and_last_error():
+    c = comm()
+    fail_next(errno.ECONNRESET, "rank 1 left the communicator")
+    e = raises(kcoll.KcollError, c.barrier)
+    expect(e.errno == errno.ECONNRESET and e.call == "kcoll_barrier", (e.errno, e.call))
+    expect("rank 1 left the communicator" in str(e) and "ECONNRESET" in str(e), str(e))
+    fail_next(errno.ETIMEDOUT, "op timed out")
+    e = raises(kcoll.KcollTimeout, c.barrier)
+    expect(isinstance(e, TimeoutError) and isinstance(e, kcoll.KcollError), type(e))
+    c.barrier()
+
+
+def test_init_failure_raises_and_closes():
+    fail_next(errno.ETIMEDOUT, "ranks 1 of 2 never joined")
+    raises(kcoll.KcollTimeout, kcoll.Comm, b"u" * 128, 2, 0, match="ranks 1 of 2 never joined")
+    raises(ValueError, kcoll.Comm, b"short", 2, 0)
+
+
+def test_unique_id():
+    uid = kcoll.unique_id(timeout_ms=777)
+    expect(len(uid) == 128 and uid.startswith(b"mock-uid-"), uid[:16])
+    expect(M.kcoll_mock_uid_timeout() == 777, M.kcoll_mock_uid_timeout())
+    fail_next(errno.EADDRINUSE, "port 29600 busy")
+    raises(kcoll.KcollError, kcoll.unique_id, match="port 29600 busy")
+
+
+def test_missing_library_is_a_clear_error():
+    saved, env = _lib._lib, os.environ["KCOLL_LIB"]
+    try:
+        _lib._lib = None
+        os.environ["KCOLL_LIB"] = "/nonexistent/libkcoll.so.0"
+        raises(ImportError, _lib.lib, match="KCOLL_LIB")
+    finally:
+        _lib._lib, os.environ["KCOLL_LIB"] = saved, env
+
+
+def test_open_failure_names_the_module():
+    fail_next(errno.ENOENT, "")
+    raises(kcoll.KcollError, comm, match="is kcoll.ko loaded?")
+
+
+def test_make_install_finds_its_library():
+    import shutil
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as d:
+        libdir, pydir = os.path.join(d, "lib"), os.path.join(d, "py")
+        os.mkdir(libdir)
+        shutil.copy(MOCK, os.path.join(libdir, "libkcoll.so.0"))
+        subprocess.run(["make", "-s", "-C", os.path.join(TOP, "python"), "install",
+                        "LIBDIR=" + libdir, "PYTHONDIR=" + pydir], check=True,
+                       stdout=subprocess.DEVNULL)
+        env = dict(os.environ, PYTHONPATH=pydir, PYTHONDONTWRITEBYTECODE="1")
+        del env["KCOLL_LIB"]
+        out = subprocess.run([sys.executable, "-c", "import kcoll; print(kcoll.version())"],
+                             env=env, cwd=d, capture_output=True, text=True)
+        expect(out.returncode == 0 and out.stdout == "mock\n", (out.stdout, out.stderr))
+
+
+def test_timeout_clamped_to_32_bits():
+    c = comm(timeout_ms=10 ** 12)
+    c.barrier()
+    expect(last().timeout_ms == 0xFFFFFFFF, last().timeout_ms)
+
+
+# -- the PyTorch backend ----------------------------------------------------------------------
+
+def needs_torch(fn):
+    fn.needs_torch = True
+    return fn
+
+
+@needs_torch
+def test_dtype_mapping():
+    g = pg()
+    table = [(torch.int8, kcoll.INT8), (torch.uint8, kcoll.UINT8), (torch.bool, kcoll.UINT8),
+             (torch.int32, kcoll.INT32), (torch.int64, kcoll.INT64),
+             (torch.float16, kcoll.FP16), (torch.bfloat16, kcoll.BF16),
+             (torch.float32, kcoll.FP32), (torch.float64, kcoll.FP64)]
+    for dt, code in table:
+        t = torch.ones(3, dtype=dt)
+        dist.all_reduce(t, dist.ReduceOp.MAX, group=g)
+        expect(last().dtype == code and last().count == 3, (dt, last().dtype, last().count))
+    for dt in (torch.int16, torch.complex64):
+        raises(TypeError, g.allreduce, [torch.ones(2, dtype=dt)], dist.AllreduceOptions(),
+               match="dtype %s is not supported" % dt)
+
+
+@needs_torch
+def test_op_mapping_and_refusals():
+    g = pg(nranks=3)
+    for op, code, want in ((dist.ReduceOp.SUM, kcoll.SUM, 6.0),
+                           (dist.ReduceOp.PRODUCT, kcoll.PROD, 8.0),
+                           (dist.ReduceOp.MIN, kcoll.MIN, 2.0),
+                           (dist.ReduceOp.MAX, kcoll.MAX, 2.0),
+                           (dist.ReduceOp.AVG, kcoll.AVG, 2.0)):
+        t = torch.full((4,), 2.0)
+        dist.all_reduce(t, op, group=g)
+        expect(last().op == code, (op, last().op))
+        expect(torch.equal(t, torch.full((4,), want)), (op, t))
+    for op in ("BAND", "BOR", "BXOR"):
+        raises(ValueError, dist.all_reduce, torch.ones(2, dtype=torch.int32),
+               getattr(dist.ReduceOp, op), g, match="ReduceOp." + op)
+    raises(ValueError, dist.all_reduce, torch.ones(2, dtype=torch.int32), dist.ReduceOp.AVG, g,
+           match="floating-point")
+    if hasattr(dist, "_make_nccl_premul_sum"):
+        op = dist._make_nccl_premul_sum(2.0)
+        raises(ValueError, dist.all_reduce, torch.ones(2), op, g, match="not supported")
+    # bool: logical or / and, never a sum that wraps
+    t = torch.tensor([True, False])
+    dist.all_reduce(t, dist.ReduceOp.SUM, group=g)
+    expect(last().op == kcoll.MAX and t.tolist() == [True, False], (last().op, t))
+    dist.all_reduce(t, dist.ReduceOp.PRODUCT, group=g)
+    expect(last().op == kcoll.MIN, last().op)
+
+
+@needs_torch
+def test_non_contiguous_and_cuda_refusal():
+    g = pg(nranks=2)
+    m = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    col = m[:, 1]
+    expect(not col.is_contiguous(), "column view")
+    dist.all_reduce(col, group=g)
+    expect(m[:, 1].tolist() == [2.0, 10.0, 18.0] and m[:, 0].tolist() == [0.0, 4.0, 8.0],
+           m)
+    meta = torch.ones(2, device="meta")
+    raises(ValueError, g.allreduce, [meta], dist.AllreduceOptions(), match="CPU tensors")
+
+
+@needs_torch
+def test_gathers_and_scatters_layout():
+    g = pg(nranks=3, rank=1)
+    x = torch.tensor([1, 2], dtype=torch.int64)
+    outs = [torch.zeros(2, dtype=torch.int64) for _ in range(3)]
+    dist.all_gather(outs, x, group=g)
+    expect(all(o.tolist() == [1, 2] for o in outs) and last().fn == b"allgather", outs)
+    out = torch.zeros(6, dtype=torch.int64)
+    g._allgather_base(out, x, C10.AllgatherOptions()).wait()
+    expect(out.tolist() == [1, 2] * 3, out)
+    raises(ValueError, g._allgather_base, torch.zeros(5, dtype=torch.int64), x,
+           C10.AllgatherOptions())
+    # gather and scatter at a non-root: no buffer on the root's side
+    g.gather([], [x], dist.GatherOptions()).wait()
+    expect(last().fn == b"gather" and last().root == 0 and last().count == 2, last().fn)
+    o = torch.zeros(2, dtype=torch.int64)
+    g.scatter([o], [], dist.ScatterOptions()).wait()
+    expect(last().fn == b"scatter" and last().root == 0 and last().count == 2, last().fn)
+    # reduce_scatter: rank 1 gets block 1 summed over 3 ranks
+    o = torch.zeros(2)
+    dist.reduce_scatter(o, [torch.tensor([1.0, 1.0]), torch.tensor([2.0, 3.0]),
+                            torch.tensor([9.0, 9.0])], group=g)
+    expect(o.tolist() == [6.0, 9.0] and last().count == 2, o)
+    o = torch.zeros(2)
+    g._reduce_scatter_base(o, torch.arange(6, dtype=torch.float32),
+                           dist.ReduceScatterOptions()).wait()
+    expect(o.tolist() == [6.0, 9.0], o)
+
+
+@needs_torch
+def test_gather_scatter_at_root():
+    g = pg(nranks=2, rank=0)
+    # dist.gather/scatter/reduce/send need a default group: call the group itself
+    outs = [torch.zeros(3) for _ in range(2)]
+    g.gather([outs], [torch.tensor([1.0, 2.0, 3.0])], dist.GatherOptions()).wait()
+    expect(all(o.tolist() == [1.0, 2.0, 3.0] for o in outs), outs)
+    o = torch.zeros(1)
+    g.scatter([o], [[torch.tensor([5.0]), torch.tensor([6.0])]], dist.ScatterOptions()).wait()
+    expect(o.tolist() == [5.0] and last().fn == b"scatter", o)
+    raises(ValueError, g.scatter, [o], [[torch.tensor([5.0])]], dist.ScatterOptions(),
+           match="a list of 2 tensors")
+    t = torch.tensor([4.0])
+    g.broadcast([t], dist.BroadcastOptions()).wait()
+    expect(last().fn == b"broadcast" and last().root == 0 and t.tolist() == [4.0], t)
+    g.reduce([t], dist.ReduceOptions()).wait()
+    expect(last().fn == b"reduce" and t.tolist() == [8.0], t)
+
+
+@needs_torch
+def test_alltoall_split_sizes():
+    g = pg(nranks=2, rank=0)
+    inp = torch.arange(8, dtype=torch.float32)
+    out = torch.zeros(8)
+    dist.all_to_all_single(out, inp, group=g)
+    expect(last().fn == b"alltoall" and last().count == 4, (last().fn, last().count))
+    expect(out.tolist() == [0, 1, 2, 3, 0, 1, 2, 3], out)
+    # rows of 2 elements; rank 0 sends 1 row to itself and 3 to rank 1, gets 1 row from each
+    inp = torch.arange(8, dtype=torch.float32).reshape(4, 2)
+    out = torch.zeros(2, 2)
+    dist.all_to_all_single(out, inp, output_split_sizes=[1, 1], input_split_sizes=[1, 3],
+                           group=g)
+    L = last()
+    expect(L.fn == b"alltoallv", L.fn)
+    expect(list(L.counts[:2]) == [2, 6] and list(L.displs[:2]) == [0, 2], list(L.counts[:2]))
+    expect(list(L.rcounts[:2]) == [2, 2] and list(L.rdispls[:2]) == [0, 2],
+           list(L.rcounts[:2]))
+    expect(out.tolist() == [[0, 1], [0, 1]], out)
+    raises(ValueError, g.alltoall_base, out, inp, [1, 1], [1, 2], dist.AllToAllOptions(),
+           match="split sizes")
+    outs = [torch.zeros(1), torch.zeros(1)]
+    dist.all_to_all(outs, [torch.tensor([5.0]), torch.tensor([6.0])], group=g)
+    expect([o.item() for o in outs] == [5.0, 5.0], outs)
+
+
+@needs_torch
+def test_send_recv_and_tags():
+    g = pg(nranks=2, rank=0)
+    g.send([torch.tensor([1.5, 2.5])], 1, 0).wait()
+    P = last_post()
+    expect(P.fn == b"isend" and P.peer == 1 and P.count == 8, (P.fn, P.peer, P.count))
+    t = torch.zeros(2)
+    g.recv([t], 1, 0).wait()
+    expect(last_post().fn == b"irecv" and t.tolist() == [1.5, 2.5], t)
+    m = torch.arange(4, dtype=torch.float32).reshape(2, 2)
+    g.send([m[:, 0]], 1, 0).wait()
+    t = torch.zeros(2, 2)
+    g.recv([t[:, 1]], 1, 0).wait()
+    expect(t.tolist() == [[0, 0], [0, 2]], t)
+    # a receive posted before its send completes once the send came: irecv does not block
+    t = torch.zeros(3)
+    w = g.recv([t], 1, 0)
+    expect(not w.is_completed(), "irecv completed before any send")
+    g.send([torch.tensor([7.0, 8.0, 9.0])], 1, 0).wait()
+    w.wait()
+    expect(t.tolist() == [7.0, 8.0, 9.0], t)
+    raises(ValueError, g.send, [torch.ones(1)], 1, 7, match="tags are not supported")
+    raises(ValueError, g.send, [torch.ones(1)], 0, 0, match="not another rank")
+    raises(NotImplementedError, g.recv_anysource, [torch.ones(1)], 0)
+    fail_next(errno.ECONNRESET, "rank 1 left")
+    raises(kcoll.KcollError, g.send, [torch.ones(1)], 1, 0, match="rank 1 left")
+
+
+@needs_torch
+def test_recv_timeout_aborts_and_raises():
+    g = pg(nranks=2, timeout=datetime.timedelta(milliseconds=200))
+    w = g.recv([torch.zeros(1)], 1, 0)
+    e = raises(Exception, w.wait, match="still in flight after 200 ms")
+    expect(last().fn == b"comm_abort", (last().fn, str(e)))
+
+
+@needs_torch
+def test_errors_and_timeouts_through_torch():
+    g = pg(nranks=2, timeout=datetime.timedelta(seconds=5))
+    dist.barrier(group=g)
+    expect(last().timeout_ms == 5000, last().timeout_ms)
+    fail_next(errno.ECONNRESET, "rank 1 died")
+    e = raises(kcoll.KcollError, dist.all_reduce, torch.ones(1), dist.ReduceOp.SUM, g)
+    expect("rank 1 died" in str(e) and e.errno == errno.ECONNRESET, str(e))
+    opts = dist.AllreduceOptions()
+    opts.timeout = datetime.timedelta(milliseconds=250)
+    g.allreduce([torch.ones(1)], opts).wait()
+    expect(last().timeout_ms == 250, last().timeout_ms)
+    dist.barrier(group=g)
+    expect(last().timeout_ms == 5000, last().timeout_ms)
+
+
+@needs_torch
+def test_bootstrap_through_store():
+    store = dist.HashStore()
+    timeout = datetime.timedelta(seconds=9)
+    g0 = kt._create(dist.PrefixStore("g", store), 0, 2, timeout)
+    uid0 = bytes(last().uid)
+    expect(uid0.startswith(b"mock-uid-") and M.kcoll_mock_uid_timeout() == 9000, uid0[:16])
+    expect(bytes(store.get("g/" + kt.STORE_KEY)) == uid0, "the id is in the store")
+    g1 = kt._create(dist.PrefixStore("g", store), 1, 2, timeout)
+    L = last()
+    expect(bytes(L.uid) == uid0 and L.rank == 1 and L.nranks == 2, (L.rank, L.nranks))
+    expect(L.bootstrap_timeout_ms == 9000, L.bootstrap_timeout_ms)
+    expect(g1.getBackendName() == "kcoll" and (g1.rank(), g1.size()) == (1, 2), "names")
+    g0.destroy()
+    g1.destroy()
+    os.environ["KCOLL_BOOTSTRAP_TIMEOUT_MS"] = "1000"
+    try:
+        kt._create(dist.PrefixStore("h", store), 0, 1, timeout).destroy()
+    finally:
+        del os.environ["KCOLL_BOOTSTRAP_TIMEOUT_MS"]
+    expect(M.kcoll_mock_uid_timeout() == 0, "the environment's bootstrap timeout wins")
+
+
+@needs_torch
+def test_init_process_group_and_ddp():
+    store = dist.HashStore()
+    dist.init_process_group(backend="kcoll", store=store, rank=0, world_size=1)
+    try:
+        expect(dist.get_backend() == "kcoll", dist.get_backend())
+        t = torch.tensor([1.0])
+        dist.all_reduce(t)
+        expect(t.item() == 1.0 and last().fn == b"allreduce", t)
+        # DDP calls the group from C++ (parameter check, bucket all-reduce)
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(),
+                                    torch.nn.Linear(8, 1))
+        ref = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
+        ref.load_state_dict(model.state_dict())
+        ddp = torch.nn.parallel.DistributedDataParallel(model)
+        x = torch.randn(16, 4)
+        ddp(x).sum().backward()
+        ref(x).sum().backward()
+        for a, b in zip(model.parameters(), ref.parameters()):
+            expect(torch.allclose(a.grad, b.grad), "DDP gradient differs")
+    finally:
+        dist.destroy_process_group()
+
+
+def main():
+    tests = [(n, f) for n, f in sorted(globals().items(), key=lambda kv: kv[0])
+             if n.startswith("test_") and callable(f)]
+    tests.sort(key=lambda nf: nf[1].__code__.co_firstlineno)
+    print("TAP version 13")
+    print("1..%d" % len(tests))
+    failed = 0
+    for i, (name, fn) in enumerate(tests, 1):
+        if getattr(fn, "needs_torch", False) and NO_TORCH:
+            print("ok %d %s # SKIP %s" % (i, name, NO_TORCH))
+            continue
+        M.kcoll_mock_world(0, 1)
+        try:
+            fn()
+            print("ok %d %s" % (i, name))
+        except Exception:
+            failed += 1
+            for line in traceback.format_exc().splitlines():
+                print("# " + line)
+            print("not ok %d %s" % (i, name))
+        sys.stdout.flush()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
