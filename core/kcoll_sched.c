@@ -12,6 +12,7 @@
  * No allocation, no recursion, no floating point; u64 division via kcoll_div_u64().
  */
 #include "kcoll_sched.h"
+#include "../include/kcoll_names.h"
 
 /* ---- emitter ------------------------------------------------------------------------------ */
 
@@ -1834,21 +1835,14 @@ u64 kcoll_sched_step_tag(const struct kcoll_coll_args *a, u64 op_tag,
 
 const char *kcoll_coll_name(enum kcoll_coll_type coll)
 {
-	static const char *const n[KCOLL_COLL_COUNT] = {
-		"broadcast", "scatter", "gather", "reduce", "allreduce", "allgather",
-		"reduce_scatter", "alltoall", "barrier", "allgatherv", "alltoallv",
-		"reduce_scatterv",
-	};
+	static const char *const n[KCOLL_COLL_COUNT] = { KCOLL_COLLECTIVE_NAMES };
 
 	return (unsigned int)coll < KCOLL_COLL_COUNT ? n[coll] : NULL;
 }
 
 const char *kcoll_algo_name(enum kcoll_algo algo)
 {
-	static const char *const n[KCOLL_ALGO_COUNT] = {
-		"auto", "ring", "recdbl", "rabenseifner", "binomial", "dbtree", "chain",
-		"pairwise", "bruck",
-	};
+	static const char *const n[KCOLL_ALGO_COUNT] = { KCOLL_ALGORITHM_NAMES };
 
 	return (unsigned int)algo < KCOLL_ALGO_COUNT ? n[algo] : NULL;
 }

@@ -123,6 +123,7 @@ static void kcoll_ctl_comm_view_nl(struct kcoll_ctl_comm_view *v, const struct k
 static void kcoll_ctl_op_print(struct kcoll_ctl *ctl, const struct kcoll_nl_op *op)
 {
 	bool coll = op->type == KCOLL_OP_TYPE_COLL;
+	const char *coll_name = kcoll_collective_str((int)op->coll);
 
 	kcoll_ctl_obj_begin(ctl, "op");
 	kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "type", "    op %s",
@@ -131,7 +132,7 @@ static void kcoll_ctl_op_print(struct kcoll_ctl *ctl, const struct kcoll_nl_op *
 	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "bytes", " bytes %" PRIu64, op->bytes);
 	if (coll)
 		kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "coll", " coll %s",
-			      kcoll_ctl_name_of(kcoll_ctl_colls, op->coll));
+			      coll_name ? coll_name : "unknown");
 	kcoll_ctl_uint(ctl, coll ? KCOLL_CTL_ANY : KCOLL_CTL_JSON, "step", " step %" PRIu64,
 		       op->step);
 	kcoll_ctl_uint(ctl, coll ? KCOLL_CTL_ANY : KCOLL_CTL_JSON, "nsteps", "/%" PRIu64,

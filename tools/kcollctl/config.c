@@ -90,14 +90,14 @@ static int kcoll_ctl_config_show(struct kcoll_ctl *ctl, int argc, char **argv)
 			      kcoll_ctl_cfg_get(&c, k));
 	}
 	kcoll_ctl_obj_begin(ctl, "algo");
-	for (i = 0; kcoll_ctl_colls[i] && i < KCOLL_NL_MAX_COLLECTIVES; i++) {
-		const char *a;
+	for (i = 0; i < KCOLL_NUM_COLLECTIVES && i < KCOLL_NL_MAX_COLLECTIVES; i++) {
+		const char *coll = kcoll_collective_str((int)i);
+		const char *a = kcoll_algorithm_str((int)c.algo[i]);
 
 		if (!(c.algo_mask & (1u << i)))
 			continue;
-		a = c.algo[i] < KCOLL_NUM_ALGORITHMS ? kcoll_ctl_algos[c.algo[i]] : "unknown";
-		kcoll_ctl_text(ctl, "algo %s", kcoll_ctl_colls[i]);
-		kcoll_ctl_str(ctl, KCOLL_CTL_ANY, kcoll_ctl_colls[i], " %s\n", a);
+		kcoll_ctl_text(ctl, "algo %s", coll);
+		kcoll_ctl_str(ctl, KCOLL_CTL_ANY, coll, " %s\n", a ? a : "unknown");
 	}
 	kcoll_ctl_obj_end(ctl);
 	return kcoll_ctl_doc_end(ctl);
@@ -118,8 +118,8 @@ static int kcoll_ctl_config_set(struct kcoll_ctl *ctl, int argc, char **argv)
 			if (i + 2 >= argc)
 				return kcoll_ctl_usage_err(&kcoll_ctl_config_obj,
 							   "config set: algo needs COLL ALGO");
-			coll = kcoll_ctl_lookup(kcoll_ctl_colls, argv[i + 1]);
-			algo = kcoll_ctl_lookup(kcoll_ctl_algos, argv[i + 2]);
+			coll = kcoll_collective_from_str(argv[i + 1]);
+			algo = kcoll_algorithm_from_str(argv[i + 2]);
 			if (coll < 0 || algo < 0)
 				return kcoll_ctl_usage_err(&kcoll_ctl_config_obj,
 							   "config set: unknown %s \"%s\"",

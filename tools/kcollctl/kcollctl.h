@@ -56,12 +56,9 @@ extern const struct kcoll_ctl_obj kcoll_ctl_monitor_obj;
 
 /* netlink.c: the "kcoll" generic netlink family, and where show commands read from */
 struct kcoll_nl;
-extern const char *const kcoll_ctl_colls[];
-extern const char *const kcoll_ctl_algos[];
 extern const char *const kcoll_ctl_node_types[];
 extern const char *const kcoll_ctl_gid_types[];
 extern const char *const kcoll_ctl_comm_states[];
-int kcoll_ctl_lookup(const char *const *tbl, const char *name);
 /* tbl[v], or "unknown" past the end of a NULL-terminated table */
 const char *kcoll_ctl_name_of(const char *const *tbl, unsigned int v);
 int kcoll_ctl_nl_open(struct kcoll_nl **nl, bool quiet);

@@ -13,8 +13,10 @@
 
 #include "kcollctl.h"
 
-/* ---- names of the family's enums ----------------------------------------------------------- */
-
+/*
+ * Names of the family's own enums; the uAPI's (collectives, algorithms, datatypes, ops) are
+ * libkcoll's kcoll_*_str().
+ */
 const char *const kcoll_ctl_node_types[] = {
 	"unknown", "InfiniBand", "RoCE", "iWARP", NULL,
 };
@@ -22,28 +24,6 @@ const char *const kcoll_ctl_gid_types[] = { "ib", "roce-v1", "roce-v2", NULL };
 const char *const kcoll_ctl_comm_states[] = {
 	"creating", "connecting", "ready", "error", "aborted", "destroyed", NULL,
 };
-
-const char *const kcoll_ctl_colls[] = {
-	"broadcast", "scatter", "gather", "reduce", "allreduce", "allgather",
-	"reduce_scatter", "alltoall", "barrier", "allgatherv", "alltoallv",
-	"reduce_scatterv", NULL,
-};
-const char *const kcoll_ctl_algos[] = {
-	"auto", "ring", "recdbl", "rabenseifner", "binomial", "dbtree", "chain", "pairwise",
-	"bruck", NULL,
-};
-
-/* Index of @name in a NULL-terminated table, or -1. */
-int kcoll_ctl_lookup(const char *const *tbl, const char *name)
-{
-	int i;
-
-	for (i = 0; tbl[i]; i++) {
-		if (!strcmp(tbl[i], name))
-			return i;
-	}
-	return -1;
-}
 
 const char *kcoll_ctl_name_of(const char *const *tbl, unsigned int v)
 {
