@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libkcoll bootstrap: randomness, addresses and the unique id's encoding (lib/bootstrap.c has the overview).
+ * libkcoll bootstrap: randomness, addresses and the unique id's encoding (lib/bootstrap.c
+ * has the overview).
  */
 #include "bootstrap.h"
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libkcoll bootstrap: the root, a thread that runs the rendezvous (lib/bootstrap.c has the overview).
+ * libkcoll bootstrap: the root, a thread that runs the rendezvous (lib/bootstrap.c has the
+ * overview).
  */
 #include "bootstrap.h"
 
