@@ -1,13 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # kcoll: kernel module, library, tools, tests.
 #
-#   make                  build kcoll.ko, libkcoll and the tools (`make selftests`: the tests)
+#   make                  build kcoll.ko, libkcoll and every tool (`make selftests`: the tests,
+#                         with the selftests' engine module)
 #   make check            install missing Debian packages, build, run host tests and the
 #                         QEMU virtual-cluster suites; ends with "N passed, N failed"
 #   make check-debug      the VM suites on the KASAN/lockdep/kmemleak kernel (slow tier)
 #   make demo             boot a 3-node virtual cluster and show kcoll running on it
 #   make install          module (+depmod), library, headers, tools, man pages, udev rule,
-#                         the Python package kcoll (PYTHONDIR: /usr/lib/python3/dist-packages)
+#                         the Python package kcoll (PYTHONDIR: /usr/lib/python3/dist-packages);
+#                         never the selftests' engine module
 #   make sparse | checkpatch   static checks of kmod/
 #   make fuzz             the fuzzer on 1 VM for FUZZ_SECONDS (300; FUZZ_NODES=2: on 2 VMs too)
 #   make bench            kcoll vs perftest, Open MPI and Gloo on 2 and 4 VMs: bench/out/report.md
@@ -44,12 +46,15 @@ tools: lib
 examples: lib
 	$(SUBMAKE) -C examples
 
-selftests: lib
+# The engine is built with kcoll.ko (it links against its exports), after `module` so that
+# two kbuild runs never share the tree at once.
+selftests: lib module
+	$(MAKE) -C $(KDIR) M=$(TOP) KCOLL_TEST_ENGINE=y modules
 	$(SUBMAKE) -C selftests/kernel
 	$(SUBMAKE) -C selftests/fuzz
 
-kcoll-perf: lib
-	$(SUBMAKE) -C tools/kcoll-perf
+# Part of `make` (tools); kept as a name of its own for the scripts that ask for it.
+kcoll-perf: tools
 
 deps:
 	rig/deps.sh
@@ -86,6 +91,7 @@ bench-smoke: deps
 	selftests/bench/smoke.sh
 
 install: module lib tools examples
+	# `module` rebuilt modules.order without the selftests' engine: only kcoll.ko goes in.
 	# Distribution kernels sign modules with a key only their builders have: no signing
 	# here (an unsigned module loads, tainting the kernel, unless lockdown forbids it).
 	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_PATH=$(DESTDIR) INSTALL_MOD_DIR=extra \
@@ -112,7 +118,6 @@ clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
 	-$(SUBMAKE) -C lib clean
 	-$(SUBMAKE) -C tools clean
-	-$(SUBMAKE) -C tools/kcoll-perf clean
 	-$(SUBMAKE) -C examples clean
 	-$(SUBMAKE) -C python clean
 	-$(SUBMAKE) -C selftests/kernel clean

@@ -67,6 +67,7 @@
 #define _KCOLL_CORE_REDUCE_H
 
 #include "kcoll_types.h"
+#include "../include/kcoll_names.h"
 
 enum kcoll_dtype {
 	KCOLL_DTYPE_INT8 = 0,
@@ -120,35 +121,20 @@ static inline bool kcoll_dtype_is_float(enum kcoll_dtype dt)
 	       dt == KCOLL_DTYPE_FP64;
 }
 
-/* "int8" ... "fp64"; NULL for an unknown value. */
+/* "int8" ... "fp64" (include/kcoll_names.h); NULL for an unknown value. */
 static inline const char *kcoll_dtype_name(enum kcoll_dtype dt)
 {
-	switch (dt) {
-	case KCOLL_DTYPE_INT8: return "int8";
-	case KCOLL_DTYPE_UINT8: return "uint8";
-	case KCOLL_DTYPE_INT32: return "int32";
-	case KCOLL_DTYPE_UINT32: return "uint32";
-	case KCOLL_DTYPE_INT64: return "int64";
-	case KCOLL_DTYPE_UINT64: return "uint64";
-	case KCOLL_DTYPE_FP16: return "fp16";
-	case KCOLL_DTYPE_BF16: return "bf16";
-	case KCOLL_DTYPE_FP32: return "fp32";
-	case KCOLL_DTYPE_FP64: return "fp64";
-	default: return NULL;
-	}
+	static const char *const n[KCOLL_DTYPE_COUNT] = { KCOLL_DATATYPE_NAMES };
+
+	return (unsigned int)dt < KCOLL_DTYPE_COUNT ? n[dt] : NULL;
 }
 
-/* "sum", "prod", "min", "max", "avg"; NULL for an unknown value. */
+/* "sum", "prod", "min", "max", "avg" (include/kcoll_names.h); NULL for an unknown value. */
 static inline const char *kcoll_redop_name(enum kcoll_redop op)
 {
-	switch (op) {
-	case KCOLL_REDOP_SUM: return "sum";
-	case KCOLL_REDOP_PROD: return "prod";
-	case KCOLL_REDOP_MIN: return "min";
-	case KCOLL_REDOP_MAX: return "max";
-	case KCOLL_REDOP_AVG: return "avg";
-	default: return NULL;
-	}
+	static const char *const n[KCOLL_REDOP_COUNT] = { KCOLL_RED_OP_NAMES };
+
+	return (unsigned int)op < KCOLL_REDOP_COUNT ? n[op] : NULL;
 }
 
 static inline bool kcoll_name_eq(const char *a, const char *b)

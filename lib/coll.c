@@ -18,49 +18,6 @@
 
 #define KCOLL_REQ_INFLIGHT	1
 
-static const char *const kcoll_dtype_names[KCOLL_NUM_DATATYPES] = {
-	"int8", "uint8", "int32", "uint32", "int64", "uint64", "fp16", "bf16", "fp32", "fp64",
-};
-static const unsigned char kcoll_dtype_sizes[KCOLL_NUM_DATATYPES] = {
-	1, 1, 4, 4, 8, 8, 2, 2, 4, 8,
-};
-static const char *const kcoll_op_names[KCOLL_NUM_RED_OPS] = {
-	"sum", "prod", "min", "max", "avg",
-};
-static const char *const kcoll_coll_names[KCOLL_NUM_COLLECTIVES] = {
-	"broadcast", "scatter", "gather", "reduce", "allreduce", "allgather", "reduce_scatter",
-	"alltoall", "barrier", "allgatherv", "alltoallv", "reduce_scatterv",
-};
-static const char *const kcoll_algo_names[KCOLL_NUM_ALGORITHMS] = {
-	"auto", "ring", "recdbl", "rabenseifner", "binomial", "dbtree", "chain", "pairwise",
-	"bruck",
-};
-
-#define KCOLL_NAME_FNS(fn, table)						\
-const char *kcoll_##fn##_str(int v)						\
-{										\
-	return v >= 0 && (size_t)v < sizeof(table) / sizeof(table[0]) ? table[v] : NULL; \
-}										\
-int kcoll_##fn##_from_str(const char *name)					\
-{										\
-	size_t i;								\
-										\
-	for (i = 0; name && i < sizeof(table) / sizeof(table[0]); i++)		\
-		if (!strcmp(name, table[i]))					\
-			return (int)i;						\
-	return kcoll_err(-EINVAL);						\
-}
-
-KCOLL_NAME_FNS(datatype, kcoll_dtype_names)
-KCOLL_NAME_FNS(red_op, kcoll_op_names)
-KCOLL_NAME_FNS(collective, kcoll_coll_names)
-KCOLL_NAME_FNS(algorithm, kcoll_algo_names)
-
-size_t kcoll_datatype_size(int dtype)
-{
-	return dtype >= 0 && dtype < KCOLL_NUM_DATATYPES ? kcoll_dtype_sizes[dtype] : 0;
-}
-
 /* One call as the library assembles it. */
 struct kcoll_call {
 	struct kcoll_coll a;
@@ -72,7 +29,7 @@ struct kcoll_call {
 static int kcoll_call_check(struct kcoll_comm *c, struct kcoll_call *k,
 			    const struct kcoll_coll_opts *opts)
 {
-	const char *cn = kcoll_coll_names[k->a.coll];
+	const char *cn = kcoll_collective_str(k->a.coll);
 	int err;
 
 	if (!c)
@@ -89,7 +46,7 @@ static int kcoll_call_check(struct kcoll_comm *c, struct kcoll_call *k,
 	if (k->a.op == KCOLL_AVG && k->a.dtype < KCOLL_FP16)
 		return kcoll_fail(-EINVAL, "%s: avg of %s is not supported: avg is defined for "
 				  "fp16, bf16, fp32 and fp64 only", cn,
-				  kcoll_dtype_names[k->a.dtype]);
+				  kcoll_datatype_str(k->a.dtype));
 	if (OPTS_GET(opts, algo, 0) >= KCOLL_NUM_ALGORITHMS)
 		return kcoll_fail(-EINVAL, "%s: unknown algorithm %u", cn,
 				  OPTS_GET(opts, algo, 0));
@@ -119,7 +76,7 @@ static int kcoll_call_run(struct kcoll_comm *c, struct kcoll_call *k,
 {
 	struct kcoll_request *req = OPTS_GET(opts, req, NULL);
 	unsigned int *algo_used = OPTS_GET(opts, algo_used, NULL);
-	const char *cn = kcoll_coll_names[k->a.coll];
+	const char *cn = kcoll_collective_str(k->a.coll);
 	int err;
 
 	k->a.size = sizeof(k->a);
@@ -137,7 +94,7 @@ static int kcoll_call_run(struct kcoll_comm *c, struct kcoll_call *k,
 	if (err == -EINVAL)
 		return kcoll_fail(err, "%s: the kernel refused the arguments (count, root, "
 				  "algorithm %s for this collective, or datatype/op)", cn,
-				  kcoll_algo_names[k->a.algo]);
+				  kcoll_algorithm_str(k->a.algo));
 	if (err == -ERANGE)
 		return kcoll_fail(err, "%s: a region runs past the end of its kcoll buffer", cn);
 	if (err == -EOVERFLOW)
@@ -352,7 +309,7 @@ static int kcoll_call_arrays(struct kcoll_comm *c, struct kcoll_call *k,
 	for (i = 0; i < n; i++)
 		if (!src[i])
 			return kcoll_fail(-EINVAL, "%s: a counts or displacements array is NULL",
-					  kcoll_coll_names[k->a.coll]);
+					  kcoll_collective_str(k->a.coll));
 	k->arrays = calloc((size_t)n * nr, sizeof(uint64_t));
 	if (!k->arrays)
 		return kcoll_fail(-ENOMEM, "out of memory");

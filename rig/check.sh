@@ -172,7 +172,7 @@ else
 	mkdir -p "$src/selftests/kernel"
 	cp -a Kbuild kmod core include "$src/"
 	cp -a selftests/kernel/engine "$src/selftests/kernel/"
-	make -s -C "$kdir" M="$src" modules >"$out/build.log" 2>&1 ||
+	make -s -C "$kdir" M="$src" KCOLL_TEST_ENGINE=y modules >"$out/build.log" 2>&1 ||
 		{ cat "$out/build.log"; rig_die "module build against $kdir failed"; }
 	rig/prepare.sh debug "$src/kmod/kcoll.ko" \
 		"$src/selftests/kernel/engine/kcoll_test_engine.ko" || exit 1

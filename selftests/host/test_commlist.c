@@ -504,10 +504,11 @@ TEST_F(ctl, show_json_exact)
 
 	ASSERT_EQ(0, KCOLLCTL(&p, self->envv, "-j", "comm", "show", "0000000000abcdef-3"));
 	EXPECT_EQ(0, p.status);
+	/* The keys in the order of the text's fields: one print call per field writes both. */
 	EXPECT_STREQ("[{\"name\":\"0000000000abcdef-3\",\"comm_id\":\"0000000000abcdef\","
-		     "\"rank\":3,\"nranks\":4,\"state\":\"error\",\"error\":-104,"
-		     "\"owner_pid\":4242,\"peers_connected\":0,\"tx_bytes\":0,\"rx_bytes\":0,"
-		     "\"tx_ops\":0,\"rx_ops\":0}]\n", p.out);
+		     "\"rank\":3,\"state\":\"error\",\"nranks\":4,\"peers_connected\":0,"
+		     "\"owner_pid\":4242,\"tx_bytes\":0,\"tx_ops\":0,\"rx_bytes\":0,"
+		     "\"rx_ops\":0,\"error\":-104}]\n", p.out);
 	EXPECT_STREQ("", p.err);
 }
 

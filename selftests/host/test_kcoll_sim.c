@@ -21,6 +21,10 @@
 #include "kcoll_test.h"
 
 #include "../../core/kcoll_sched.c"
+#include "../../core/kcoll_sched_select.c"
+#include "../../core/kcoll_sched_ring.c"
+#include "../../core/kcoll_sched_tree.c"
+#include "../../core/kcoll_sched_a2a.c"
 #include "../../tools/kcoll-sim/fabric.c"
 #include "../../tools/kcoll-sim/evq.c"
 #include "../../tools/kcoll-sim/share.c"

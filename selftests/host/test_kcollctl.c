@@ -395,9 +395,10 @@ TEST(write_error)
 }
 
 /*
- * kcollctl(8) names every key "comm show" prints in JSON (tools/kcollctl/netlink.c,
- * kcoll_ctl_comm_json()), so that a key added to the output cannot go undocumented: each
- * must appear in the page's source as a font request of its own (".I key", ".IR key ,").
+ * kcollctl(8) names every key "comm show" prints in JSON (the key arguments of the print
+ * calls in tools/kcollctl/comm.c), so that a key added to the output cannot go
+ * undocumented: each must appear in the page's source as a font request of its own
+ * (".I key", ".IR key ,").
  */
 static char *slurp(const char *path)
 {
@@ -436,34 +437,37 @@ static bool man_names(const char *page, const char *key)
 	return false;
 }
 
+/* The JSON keys of comm.c: the key argument of its print calls (print.c's interface). */
+static const char *const kcoll_key_calls[] = {
+	"KCOLL_CTL_ANY, \"", "KCOLL_CTL_JSON, \"", "_begin(ctl, \"",
+};
+
 TEST(man_page_names_every_comm_json_key)
 {
-	char *src = slurp(KCOLL_SRC_TOP "/tools/kcollctl/netlink.c");
+	char *src = slurp(KCOLL_SRC_TOP "/tools/kcollctl/comm.c");
 	char *page = slurp(KCOLL_SRC_TOP "/man/man8/kcollctl.8");
-	char *fn, *end, *p, key[64];
+	char *p, key[64];
 	int nkeys = 0;
+	size_t i;
 
 	ASSERT_NE(NULL, src);
 	ASSERT_NE(NULL, page);
-	fn = strstr(src, "static void kcoll_ctl_comm_json(");
-	ASSERT_NE(NULL, fn);
-	end = strstr(fn, "\n}\n");
-	ASSERT_NE(NULL, end);
-	*end = 0;
-	for (p = fn; (p = strstr(p, "(jw, \"")); ) {
-		size_t n;
+	for (i = 0; i < sizeof(kcoll_key_calls) / sizeof(kcoll_key_calls[0]); i++) {
+		for (p = src; (p = strstr(p, kcoll_key_calls[i])); ) {
+			size_t n;
 
-		p += 6;
-		n = strcspn(p, "\"");
-		ASSERT_LT(n, sizeof(key));
-		memcpy(key, p, n);
-		key[n] = 0;
-		nkeys++;
-		EXPECT_TRUE(man_names(page, key)) {
-			TH_LOG("kcollctl(8) does not name the comm show JSON key \"%s\"", key);
+			p += strlen(kcoll_key_calls[i]);
+			n = strcspn(p, "\"");
+			ASSERT_LT(n, sizeof(key));
+			memcpy(key, p, n);
+			key[n] = 0;
+			nkeys++;
+			EXPECT_TRUE(man_names(page, key)) {
+				TH_LOG("kcollctl(8) does not name the comm show JSON key \"%s\"", key);
+			}
 		}
 	}
-	EXPECT_LE(30, nkeys);	/* the scan found the function's keys */
+	EXPECT_LE(30, nkeys);	/* the scan found the printers' keys */
 }
 
 TEST_HARNESS_MAIN

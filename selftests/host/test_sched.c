@@ -28,6 +28,10 @@
 #include "../../core/kcoll_reduce.c"
 #include "../../core/kcoll_reduce_x86.c"
 #include "../../core/kcoll_sched.c"
+#include "../../core/kcoll_sched_select.c"
+#include "../../core/kcoll_sched_ring.c"
+#include "../../core/kcoll_sched_tree.c"
+#include "../../core/kcoll_sched_a2a.c"
 #include "../../core/kcoll_sim.c"
 
 #define PMAX		1024

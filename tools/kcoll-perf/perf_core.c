@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * kcoll-perf's pure parts: options, size sweep, bus-bandwidth factors, buffer geometry,
- * deterministic inputs and expected results.  No libkcoll call here (see perf_core.h).
+ * deterministic inputs and expected results.  Of libkcoll, only its names of the uAPI's
+ * enums (kcoll_*_str(), lib/names.c: no device, no communicator).
  *
  * Inputs are small integers chosen from a hash of (rank, index), so that every result is
  * exact in every datatype whatever order the ranks' contributions are combined in:
@@ -18,73 +19,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <libkcoll.h>
+
 #include "perf_core.h"
 
-static const char *const coll_names[KCOLL_NUM_COLLECTIVES] = {
-	[KCOLL_BROADCAST] = "broadcast",
-	[KCOLL_SCATTER] = "scatter",
-	[KCOLL_GATHER] = "gather",
-	[KCOLL_REDUCE] = "reduce",
-	[KCOLL_ALLREDUCE] = "allreduce",
-	[KCOLL_ALLGATHER] = "allgather",
-	[KCOLL_REDUCE_SCATTER] = "reduce_scatter",
-	[KCOLL_ALLTOALL] = "alltoall",
-	[KCOLL_BARRIER] = "barrier",
-	[KCOLL_ALLGATHERV] = "allgatherv",
-	[KCOLL_ALLTOALLV] = "alltoallv",
-	[KCOLL_REDUCE_SCATTERV] = "reduce_scatterv",
-};
-
-static const char *const dtype_names[KCOLL_NUM_DATATYPES] = {
-	[KCOLL_INT8] = "int8", [KCOLL_UINT8] = "uint8",
-	[KCOLL_INT32] = "int32", [KCOLL_UINT32] = "uint32",
-	[KCOLL_INT64] = "int64", [KCOLL_UINT64] = "uint64",
-	[KCOLL_FP16] = "fp16", [KCOLL_BF16] = "bf16",
-	[KCOLL_FP32] = "fp32", [KCOLL_FP64] = "fp64",
-};
-
-static const size_t dtype_sizes[KCOLL_NUM_DATATYPES] = {
-	[KCOLL_INT8] = 1, [KCOLL_UINT8] = 1, [KCOLL_INT32] = 4, [KCOLL_UINT32] = 4,
-	[KCOLL_INT64] = 8, [KCOLL_UINT64] = 8, [KCOLL_FP16] = 2, [KCOLL_BF16] = 2,
-	[KCOLL_FP32] = 4, [KCOLL_FP64] = 8,
-};
-
-static const char *const op_names[KCOLL_NUM_RED_OPS] = {
-	[KCOLL_SUM] = "sum", [KCOLL_PROD] = "prod", [KCOLL_MIN] = "min",
-	[KCOLL_MAX] = "max", [KCOLL_AVG] = "avg",
-};
-
-static const char *const algo_names[KCOLL_NUM_ALGORITHMS] = {
-	[KCOLL_ALG_AUTO] = "auto", [KCOLL_ALG_RING] = "ring", [KCOLL_ALG_RECDBL] = "recdbl",
-	[KCOLL_ALG_RABENSEIFNER] = "rabenseifner", [KCOLL_ALG_BINOMIAL] = "binomial",
-	[KCOLL_ALG_DBTREE] = "dbtree", [KCOLL_ALG_CHAIN] = "chain",
-	[KCOLL_ALG_PAIRWISE] = "pairwise", [KCOLL_ALG_BRUCK] = "bruck",
-};
-
-static const char *name_of(const char *const *tab, int n, int v)
-{
-	return v >= 0 && v < n ? tab[v] : NULL;
-}
-
-static int name_find(const char *const *tab, int n, const char *s)
-{
-	int i;
-
-	for (i = 0; i < n; i++) {
-		if (tab[i] && !strcmp(tab[i], s))
-			return i;
-	}
-	return -EINVAL;
-}
-
-const char *perf_coll_name(int c) { return name_of(coll_names, KCOLL_NUM_COLLECTIVES, c); }
-const char *perf_dtype_name(int d) { return name_of(dtype_names, KCOLL_NUM_DATATYPES, d); }
-const char *perf_op_name(int o) { return name_of(op_names, KCOLL_NUM_RED_OPS, o); }
-const char *perf_algo_name(int a) { return name_of(algo_names, KCOLL_NUM_ALGORITHMS, a); }
+/* The names are libkcoll's (kcoll_*_str()), with nccl-tests' spellings accepted too. */
+const char *perf_coll_name(int c) { return kcoll_collective_str(c); }
+const char *perf_dtype_name(int d) { return kcoll_datatype_str(d); }
+const char *perf_op_name(int o) { return kcoll_red_op_str(o); }
+const char *perf_algo_name(int a) { return kcoll_algorithm_str(a); }
 
 int perf_coll_from_name(const char *s)
 {
-	/* nccl-tests spellings too */
 	if (!strcmp(s, "all_reduce"))
 		return KCOLL_ALLREDUCE;
 	if (!strcmp(s, "all_gather"))
@@ -93,7 +39,7 @@ int perf_coll_from_name(const char *s)
 		return KCOLL_ALLTOALL;
 	if (!strcmp(s, "bcast"))
 		return KCOLL_BROADCAST;
-	return name_find(coll_names, KCOLL_NUM_COLLECTIVES, s);
+	return kcoll_collective_from_str(s);
 }
 
 int perf_dtype_from_name(const char *s)
@@ -104,15 +50,15 @@ int perf_dtype_from_name(const char *s)
 		return KCOLL_FP64;
 	if (!strcmp(s, "half"))
 		return KCOLL_FP16;
-	return name_find(dtype_names, KCOLL_NUM_DATATYPES, s);
+	return kcoll_datatype_from_str(s);
 }
 
-int perf_op_from_name(const char *s) { return name_find(op_names, KCOLL_NUM_RED_OPS, s); }
-int perf_algo_from_name(const char *s) { return name_find(algo_names, KCOLL_NUM_ALGORITHMS, s); }
+int perf_op_from_name(const char *s) { return kcoll_red_op_from_str(s); }
+int perf_algo_from_name(const char *s) { return kcoll_algorithm_from_str(s); }
 
 size_t perf_dtype_size(int d)
 {
-	return d >= 0 && d < KCOLL_NUM_DATATYPES ? dtype_sizes[d] : 0;
+	return kcoll_datatype_size(d);
 }
 
 bool perf_dtype_is_float(int d)

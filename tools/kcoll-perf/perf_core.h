@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * kcoll-perf's pure parts, without libkcoll or a kernel module, so that the host unit test
- * (selftests/host/test_perf.c) can check them: option parsing, the size sweep, bus-bandwidth
- * factors, buffer geometry per collective, deterministic inputs and the expected results.
+ * kcoll-perf's pure parts, without a kernel module (of libkcoll only the enums' names), so
+ * that the host unit test (selftests/host/test_perf.c) can check them: option parsing, the
+ * size sweep, bus-bandwidth factors, buffer geometry per collective, deterministic inputs
+ * and the expected results.
  */
 #ifndef _KCOLL_PERF_CORE_H
 #define _KCOLL_PERF_CORE_H

@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * kcollctl comm: the communicators on this node, from /sys/kernel/kcoll/comms.
+ * kcollctl comm: the communicators on this node (netlink, else /sys/kernel/kcoll/comms), and
+ * the administrator's abort.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include <libkcoll.h>
 
 #include "kcollctl.h"
+
+static const char *const kcoll_ctl_peer_states[] = {
+	"idle", "connecting", "retry", "up", "down", NULL,
+};
+static const char *const kcoll_ctl_op_types[] = { "none", "send", "recv", "coll", NULL };
 
 static void kcoll_ctl_comm_usage(FILE *f)
 {
@@ -56,131 +61,302 @@ static void kcoll_ctl_comm_filter_init(struct kcoll_ctl_comm_filter *f, const ch
 	f->comm_id = strtoull(hex, NULL, 16);
 }
 
-static bool kcoll_ctl_comm_match(const struct kcoll_ctl_comm_filter *f,
-				 const struct kcoll_comm_entry *c)
+static bool kcoll_ctl_comm_match(const struct kcoll_ctl_comm_filter *f, const char *name,
+				 uint64_t comm_id)
 {
 	if (!f->arg)
 		return true;
 	if (f->by_id)
-		return c->comm_id == f->comm_id;
-	return !strcmp(c->name, f->arg);
+		return comm_id == f->comm_id;
+	return !strcmp(name, f->arg);
 }
 
-static void kcoll_ctl_comm_json_one(struct kcoll_jw *jw, const struct kcoll_comm_entry *c)
+/*
+ * A communicator as either source describes it: the fields both have, and the netlink
+ * description for the rest (NULL from sysfs, which has no more).
+ */
+struct kcoll_ctl_comm_view {
+	char name[64];		/* the sysfs directory name, which "comm show" accepts back */
+	uint64_t comm_id;
+	uint32_t rank, nranks;
+	const char *state;
+	int32_t error;
+	uint32_t owner_pid;
+	uint32_t peers_connected;
+	struct kcoll_ctl_traffic traffic;
+	const struct kcoll_nl_comm *nl;
+};
+
+static void kcoll_ctl_comm_view_sysfs(struct kcoll_ctl_comm_view *v,
+				      const struct kcoll_comm_entry *c)
 {
+	*v = (struct kcoll_ctl_comm_view){
+		.comm_id = c->comm_id, .rank = c->rank, .nranks = c->nranks, .state = c->state,
+		.error = c->error, .owner_pid = c->owner_pid,
+		.peers_connected = c->peers_connected,
+		.traffic = { c->tx_bytes, c->tx_ops, c->rx_bytes, c->rx_ops },
+	};
+	snprintf(v->name, sizeof(v->name), "%s", c->name);
+}
+
+static void kcoll_ctl_comm_view_nl(struct kcoll_ctl_comm_view *v, const struct kcoll_nl_comm *c)
+{
+	static uint32_t own_ns;
+	struct stat st;
+
+	*v = (struct kcoll_ctl_comm_view){
+		.comm_id = c->comm_id, .rank = c->rank, .nranks = c->nranks,
+		.state = kcoll_ctl_name_of(kcoll_ctl_comm_states, c->state),
+		.error = c->error, .owner_pid = c->owner_pid, .peers_connected = c->peers_up,
+		.traffic = { c->tx_bytes, c->tx_ops, c->rx_bytes, c->rx_ops }, .nl = c,
+	};
+	/* The name sysfs gives it: -ns<inode> for a comm of another network namespace. */
+	if (!own_ns && !stat("/proc/self/ns/net", &st))
+		own_ns = (uint32_t)st.st_ino;
+	if (!own_ns || c->netns == own_ns)
+		snprintf(v->name, sizeof(v->name), "%016" PRIx64 "-%" PRIu32, c->comm_id, c->rank);
+	else
+		snprintf(v->name, sizeof(v->name), "%016" PRIx64 "-%" PRIu32 "-ns%" PRIu32,
+			 c->comm_id, c->rank, c->netns);
+}
+
+static void kcoll_ctl_op_print(struct kcoll_ctl *ctl, const struct kcoll_nl_op *op)
+{
+	bool coll = op->type == KCOLL_OP_TYPE_COLL;
+	const char *coll_name = kcoll_collective_str((int)op->coll);
+
+	kcoll_ctl_obj_begin(ctl, "op");
+	kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "type", "    op %s",
+		      kcoll_ctl_name_of(kcoll_ctl_op_types, op->type));
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "id", " id %" PRIu64, op->id);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "bytes", " bytes %" PRIu64, op->bytes);
+	if (coll)
+		kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "coll", " coll %s",
+			      coll_name ? coll_name : "unknown");
+	kcoll_ctl_uint(ctl, coll ? KCOLL_CTL_ANY : KCOLL_CTL_JSON, "step", " step %" PRIu64,
+		       op->step);
+	kcoll_ctl_uint(ctl, coll ? KCOLL_CTL_ANY : KCOLL_CTL_JSON, "nsteps", "/%" PRIu64,
+		       op->nsteps);
+	if (op->wait_peer != UINT32_MAX)
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "wait_peer", " waiting for rank %" PRIu64,
+			       op->wait_peer);
+	kcoll_ctl_nl(ctl);
+	kcoll_ctl_obj_end(ctl);
+}
+
+static void kcoll_ctl_peer_print(struct kcoll_ctl *ctl, const struct kcoll_nl_peer *p)
+{
+	kcoll_ctl_obj_begin(ctl, NULL);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "rank", "    peer %" PRIu64, p->rank);
+	kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "state", " %s",
+		      kcoll_ctl_name_of(kcoll_ctl_peer_states, p->state));
+	/* As text, a flag is its name when set. */
+	kcoll_ctl_bool(ctl, KCOLL_CTL_JSON, "ready", NULL, p->ready);
+	if (p->ready)
+		kcoll_ctl_text(ctl, " ready");
+	kcoll_ctl_bool(ctl, KCOLL_CTL_JSON, "left", NULL, p->left);
+	if (p->left)
+		kcoll_ctl_text(ctl, " left");
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "pending_sends", " sends %" PRIu64, p->pending_sends);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "pending_recvs", " recvs %" PRIu64, p->pending_recvs);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "idle_ms", " idle %" PRIu64 "ms", p->idle_ms);
+	kcoll_ctl_int(ctl, p->last_err ? KCOLL_CTL_ANY : KCOLL_CTL_JSON, "last_err",
+		      " last_err %" PRId64, p->last_err);
+	if (p->sgid_index >= 0)
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "sgid_index", " sgid %" PRIu64, p->sgid_index);
+	if (p->gid_type >= 0)
+		kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "gid_type", " %s",
+			      kcoll_ctl_name_of(kcoll_ctl_gid_types, p->gid_type));
+	kcoll_ctl_nl(ctl);
+	kcoll_ctl_obj_end(ctl);
+}
+
+/* One line per rank, then (from netlink) its operation in flight and one line per peer. */
+static void kcoll_ctl_comm_print(struct kcoll_ctl *ctl, const struct kcoll_ctl_comm_view *v)
+{
+	const struct kcoll_nl_comm *nl = v->nl;
 	char id[20];
-
-	snprintf(id, sizeof(id), "%016" PRIx64, c->comm_id);
-	kcoll_jw_obj_open(jw);
-	kcoll_jw_kv_str(jw, "name", c->name);
-	kcoll_jw_kv_str(jw, "comm_id", id);
-	kcoll_jw_kv_uint(jw, "rank", c->rank);
-	kcoll_jw_kv_uint(jw, "nranks", c->nranks);
-	kcoll_jw_kv_str(jw, "state", c->state);
-	kcoll_jw_key(jw, "error");
-	kcoll_jw_int(jw, c->error);
-	kcoll_jw_kv_uint(jw, "owner_pid", c->owner_pid);
-	kcoll_jw_kv_uint(jw, "peers_connected", c->peers_connected);
-	kcoll_jw_kv_uint(jw, "tx_bytes", c->tx_bytes);
-	kcoll_jw_kv_uint(jw, "rx_bytes", c->rx_bytes);
-	kcoll_jw_kv_uint(jw, "tx_ops", c->tx_ops);
-	kcoll_jw_kv_uint(jw, "rx_ops", c->rx_ops);
-	kcoll_jw_obj_close(jw);
-}
-
-/* One line per rank; the label is the directory name, which "comm show" accepts back. */
-static void kcoll_ctl_comm_plain_one(const struct kcoll_comm_entry *c)
-{
-	printf("%s: state %s nranks %" PRIu32 " peers %" PRIu32 " pid %" PRIu32
-	       " tx %" PRIu64 "B/%" PRIu64 " rx %" PRIu64 "B/%" PRIu64, c->name, c->state,
-	       c->nranks, c->peers_connected, c->owner_pid, c->tx_bytes, c->tx_ops,
-	       c->rx_bytes, c->rx_ops);
-	if (c->error)
-		printf(" error %" PRId32 " (%s)", c->error, strerror(-c->error));
-	putchar('\n');
-}
-
-/* Print the communicators @f selects; JSON is always an array, as in rdma(8). */
-static int kcoll_ctl_comm_print(struct kcoll_ctl *ctl, const struct kcoll_comm_entry *comms,
-				size_t n, const struct kcoll_ctl_comm_filter *f)
-{
 	size_t i;
 
-	if (ctl->json) {
-		kcoll_ctl_json_begin(ctl);
-		kcoll_jw_arr_open(&ctl->jw);
+	snprintf(id, sizeof(id), "%016" PRIx64, v->comm_id);
+	kcoll_ctl_obj_begin(ctl, NULL);
+	kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "name", "%s:", v->name);
+	kcoll_ctl_str(ctl, KCOLL_CTL_JSON, "comm_id", NULL, id);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_JSON, "rank", NULL, v->rank);
+	kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "state", " state %s", v->state);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "nranks", " nranks %" PRIu64, v->nranks);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "peers_connected", " peers %" PRIu64,
+		       v->peers_connected);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "owner_pid", " pid %" PRIu64, v->owner_pid);
+	if (nl)
+		kcoll_ctl_uint(ctl, KCOLL_CTL_JSON, "owner_uid", NULL, nl->owner_uid);
+	kcoll_ctl_traffic(ctl, &v->traffic);
+	if (nl && nl->dev_name[0])
+		kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "dev", " dev %s", nl->dev_name);
+	if (nl)
+		kcoll_ctl_uint(ctl, KCOLL_CTL_JSON, "netns", NULL, nl->netns);
+	kcoll_ctl_int(ctl, v->error ? KCOLL_CTL_ANY : KCOLL_CTL_JSON, "error",
+		      " error %" PRId64, v->error);
+	if (v->error)
+		kcoll_ctl_text(ctl, " (%s)", strerror(-v->error));
+	if (nl && nl->failed_rank != UINT32_MAX)
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "failed_rank", " failed_rank %" PRIu64,
+			       nl->failed_rank);
+	kcoll_ctl_nl(ctl);
+	if (nl) {
+		if (nl->op.type)
+			kcoll_ctl_op_print(ctl, &nl->op);
+		kcoll_ctl_arr_begin(ctl, "peers");
+		for (i = 0; i < nl->npeers; i++)
+			kcoll_ctl_peer_print(ctl, &nl->peers[i]);
+		kcoll_ctl_arr_end(ctl);
+		if (nl->peers_truncated) {
+			kcoll_ctl_bool(ctl, KCOLL_CTL_JSON, "peers_truncated", NULL, true);
+			kcoll_ctl_text(ctl, "    (peers left out; kcollctl comm show %s lists them)\n",
+				       v->name);
+		}
+	}
+	kcoll_ctl_obj_end(ctl);
+}
+
+static int kcoll_ctl_comm_show_nl(struct kcoll_ctl *ctl, struct kcoll_nl *nl,
+				  const struct kcoll_ctl_comm_filter *f)
+{
+	struct kcoll_ctl_comm_view *v;
+	struct kcoll_nl_comm *comms;
+	size_t n, i, shown = 0;
+	int ret;
+
+	ret = kcoll_nl_comm_list(nl, &comms, &n);
+	kcoll_nl_close(nl);
+	if (ret)
+		return kcoll_ctl_nl_err("comm show", ret);
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v) {
+		kcoll_nl_comm_list_free(comms, n);
+		return kcoll_ctl_err("comm show: %s", strerror(ENOMEM));
 	}
 	for (i = 0; i < n; i++) {
-		if (!kcoll_ctl_comm_match(f, &comms[i]))
-			continue;
-		if (ctl->json)
-			kcoll_ctl_comm_json_one(&ctl->jw, &comms[i]);
-		else
-			kcoll_ctl_comm_plain_one(&comms[i]);
+		kcoll_ctl_comm_view_nl(&v[i], &comms[i]);
+		shown += kcoll_ctl_comm_match(f, v[i].name, v[i].comm_id);
 	}
-	if (!ctl->json)
-		return KCOLL_CTL_OK;
-	kcoll_jw_arr_close(&ctl->jw);
-	return kcoll_ctl_json_end(ctl);
-}
-
-static bool kcoll_ctl_comm_any(const struct kcoll_comm_entry *comms, size_t n,
-			       const struct kcoll_ctl_comm_filter *f)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (kcoll_ctl_comm_match(f, &comms[i]))
-			return true;
+	if (f->arg && !shown) {
+		ret = kcoll_ctl_err("comm %s: no such communicator", f->arg);
+	} else {
+		kcoll_ctl_doc_begin(ctl, true);
+		for (i = 0; i < n; i++) {
+			if (kcoll_ctl_comm_match(f, v[i].name, v[i].comm_id))
+				kcoll_ctl_comm_print(ctl, &v[i]);
+		}
+		ret = kcoll_ctl_doc_end(ctl);
 	}
-	return false;
+	free(v);
+	kcoll_nl_comm_list_free(comms, n);
+	return ret;
 }
 
-static int kcoll_ctl_comm_list_err(int err)
+static int kcoll_ctl_comm_show_sysfs(struct kcoll_ctl *ctl,
+				     const struct kcoll_ctl_comm_filter *f)
 {
-	const char *root = kcoll_sysfs_root(), *what = strerror(err), *hint;
+	struct kcoll_comm_entry *comms;
+	struct kcoll_ctl_comm_view v;
+	size_t n, i, shown = 0;
+	int err, ret;
 
-	if (err == EBADMSG)
-		what = "unexpected content (kcollctl and the module disagree on the sysfs layout)";
-	hint = kcoll_ctl_hint(err);
-	/* The module is there but predates communicators. */
-	if (err == ENOENT && !access(root, F_OK))
-		hint = " (does the loaded kcoll module support communicators?)";
-	return kcoll_ctl_err("cannot read %s/comms: %s%s", root, what, hint);
+	err = kcoll_comm_list(NULL, &comms, &n);
+	if (err)
+		return kcoll_ctl_sysfs_err("comms", -err);
+	for (i = 0; i < n; i++)
+		shown += kcoll_ctl_comm_match(f, comms[i].name, comms[i].comm_id);
+	if (f->arg && !shown) {
+		ret = kcoll_ctl_err("comm %s: no such communicator", f->arg);
+	} else {
+		kcoll_ctl_doc_begin(ctl, true);
+		for (i = 0; i < n; i++) {
+			if (!kcoll_ctl_comm_match(f, comms[i].name, comms[i].comm_id))
+				continue;
+			kcoll_ctl_comm_view_sysfs(&v, &comms[i]);
+			kcoll_ctl_comm_print(ctl, &v);
+		}
+		ret = kcoll_ctl_doc_end(ctl);
+	}
+	kcoll_comm_list_free(comms);
+	return ret;
 }
 
+/* JSON is always an array, as in rdma(8). */
 static int kcoll_ctl_comm_show(struct kcoll_ctl *ctl, int argc, char **argv)
 {
 	struct kcoll_ctl_comm_filter f;
-	struct kcoll_comm_entry *comms;
-	size_t n;
-	int err, ret;
+	struct kcoll_nl *nl;
+	int ret;
 
 	if (argc > 1)
 		return kcoll_ctl_usage_err(&kcoll_ctl_comm_obj,
 					   "comm show: unexpected argument \"%s\"", argv[1]);
 	kcoll_ctl_comm_filter_init(&f, argc ? argv[0] : NULL);
-	/* Netlink has peers and the op in flight; sysfs (or KCOLL_SYSFS_ROOT) the fallback. */
-	if (!getenv(KCOLL_SYSFS_ROOT_ENV)) {
-		ret = kcoll_ctl_nl_comm_show(ctl, f.arg);
-		if (ret >= 0)
-			return ret;
+	ret = kcoll_ctl_source(&nl);
+	if (ret == KCOLL_CTL_SYSFS)
+		return kcoll_ctl_comm_show_sysfs(ctl, &f);
+	if (ret)
+		return ret;
+	return kcoll_ctl_comm_show_nl(ctl, nl, &f);
+}
+
+/* ID-RANK (a sysfs name) or ID RANK. */
+static int kcoll_ctl_comm_key(int argc, char **argv, uint64_t *id, uint32_t *rank)
+{
+	unsigned long long v;
+	unsigned long r;
+	char *end;
+
+	if (argc < 1 || argc > 2)
+		return -1;
+	errno = 0;
+	v = strtoull(argv[0], &end, 16);
+	if (errno || end == argv[0] || !v)
+		return -1;
+	if (argc == 1) {
+		if (*end != '-')
+			return -1;
+		r = strtoul(end + 1, &end, 10);
+	} else {
+		if (*end)
+			return -1;
+		r = strtoul(argv[1], &end, 10);
 	}
-	err = kcoll_comm_list(NULL, &comms, &n);
-	if (err)
-		return kcoll_ctl_comm_list_err(-err);
-	if (f.arg && !kcoll_ctl_comm_any(comms, n, &f))
-		ret = kcoll_ctl_err("comm %s: no such communicator", f.arg);
-	else
-		ret = kcoll_ctl_comm_print(ctl, comms, n, &f);
-	kcoll_comm_list_free(comms);
-	return ret;
+	if (errno || *end || r >= KCOLL_MAX_RANKS)
+		return -1;
+	*id = v;
+	*rank = (uint32_t)r;
+	return 0;
+}
+
+static int kcoll_ctl_comm_abort(struct kcoll_ctl *ctl, int argc, char **argv)
+{
+	struct kcoll_nl *nl;
+	uint32_t rank;
+	uint64_t id;
+	int ret;
+
+	(void)ctl;
+	if (kcoll_ctl_comm_key(argc, argv, &id, &rank))
+		return kcoll_ctl_usage_err(&kcoll_ctl_comm_obj,
+					   "comm abort: give ID-RANK or ID RANK");
+	ret = kcoll_ctl_nl_open(&nl, false);
+	if (ret)
+		return ret;
+	ret = kcoll_nl_comm_abort(nl, id, rank);
+	kcoll_nl_close(nl);
+	if (ret)
+		return kcoll_ctl_nl_err("comm abort", ret);
+	return KCOLL_CTL_OK;
 }
 
 static const struct kcoll_ctl_cmd kcoll_ctl_comm_cmds[] = {
 	{ "show",	kcoll_ctl_comm_show },
 	{ "list",	kcoll_ctl_comm_show },
-	{ "abort",	kcoll_ctl_nl_comm_abort },
+	{ "abort",	kcoll_ctl_comm_abort },
 	{ NULL,		NULL },
 };
 

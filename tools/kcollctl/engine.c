@@ -3,7 +3,6 @@
  * kcollctl engine: the reduction engines (built-in and registered by other modules), the
  * (dtype, op) pairs each declares and which one serves each pair; choosing one.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,47 +41,33 @@ static int kcoll_ctl_engine_show(struct kcoll_ctl *ctl, int argc, char **argv)
 	kcoll_nl_close(nl);
 	if (ret)
 		return kcoll_ctl_nl_err("engine show", ret);
-	if (ctl->json) {
-		kcoll_ctl_json_begin(ctl);
-		kcoll_jw_arr_open(&ctl->jw);
-	}
+	kcoll_ctl_doc_begin(ctl, true);
 	for (i = 0; i < n; i++) {
-		if (ctl->json) {
-			kcoll_jw_obj_open(&ctl->jw);
-			kcoll_jw_kv_str(&ctl->jw, "name", e[i].name);
-			kcoll_jw_kv_uint(&ctl->jw, "priority", e[i].priority);
-			kcoll_jw_key(&ctl->jw, "serves");
-			kcoll_jw_arr_open(&ctl->jw);
-		} else {
-			printf("%s priority %" PRIu32 " serves", e[i].name, e[i].priority);
-		}
+		kcoll_ctl_obj_begin(ctl, NULL);
+		kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "name", "%s", e[i].name);
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "priority", " priority %" PRIu64,
+			       e[i].priority);
+		kcoll_ctl_text(ctl, " serves");
+		kcoll_ctl_arr_begin(ctl, "serves");
 		for (j = 0; j < e[i].npairs; j++) {
 			const char *dt = kcoll_datatype_str(e[i].pairs[j].dtype);
 			const char *op = kcoll_red_op_str(e[i].pairs[j].op);
 
-			if (ctl->json) {
-				kcoll_jw_obj_open(&ctl->jw);
-				kcoll_jw_kv_str(&ctl->jw, "dtype", dt ? dt : "?");
-				kcoll_jw_kv_str(&ctl->jw, "op", op ? op : "?");
-				kcoll_jw_kv_bool(&ctl->jw, "active", e[i].pairs[j].active);
-				kcoll_jw_obj_close(&ctl->jw);
-			} else {
-				printf(" %s/%s%s", dt ? dt : "?", op ? op : "?",
-				       e[i].pairs[j].active ? "*" : "");
-			}
+			/* As text dtype/op, with a * when the engine serves the pair now. */
+			kcoll_ctl_obj_begin(ctl, NULL);
+			kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "dtype", " %s", dt ? dt : "?");
+			kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "op", "/%s", op ? op : "?");
+			kcoll_ctl_bool(ctl, KCOLL_CTL_JSON, "active", NULL, e[i].pairs[j].active);
+			if (e[i].pairs[j].active)
+				kcoll_ctl_text(ctl, "*");
+			kcoll_ctl_obj_end(ctl);
 		}
-		if (ctl->json) {
-			kcoll_jw_arr_close(&ctl->jw);
-			kcoll_jw_obj_close(&ctl->jw);
-		} else {
-			putchar('\n');
-		}
+		kcoll_ctl_arr_end(ctl);
+		kcoll_ctl_nl(ctl);
+		kcoll_ctl_obj_end(ctl);
 	}
 	kcoll_nl_engine_list_free(e, n);
-	if (!ctl->json)
-		return KCOLL_CTL_OK;
-	kcoll_jw_arr_close(&ctl->jw);
-	return kcoll_ctl_json_end(ctl);
+	return kcoll_ctl_doc_end(ctl);
 }
 
 static int kcoll_ctl_engine_set(struct kcoll_ctl *ctl, int argc, char **argv)

@@ -62,60 +62,37 @@ static const char *kcoll_ctl_bit_name(kcoll_ctl_bit_str_fn str, unsigned int bit
 	return buf;
 }
 
-static void kcoll_ctl_info_bits_plain(const char *label, uint64_t mask,
-				      kcoll_ctl_bit_str_fn str)
+/* As text "    LABEL name name..." ("none" when empty); a JSON array of the names. */
+static void kcoll_ctl_info_bits(struct kcoll_ctl *ctl, const char *label, uint64_t mask,
+				kcoll_ctl_bit_str_fn str)
 {
 	char buf[16];
 	unsigned int bit;
 
-	printf("    %s", label);
+	kcoll_ctl_text(ctl, "    %s", label);
 	if (!mask)
-		fputs(" none", stdout);
+		kcoll_ctl_text(ctl, " none");
+	kcoll_ctl_arr_begin(ctl, label);
 	for (bit = 0; bit < 64; bit++) {
 		if (mask & (1ULL << bit))
-			printf(" %s", kcoll_ctl_bit_name(str, bit, buf, sizeof(buf)));
+			kcoll_ctl_str(ctl, KCOLL_CTL_ANY, NULL, " %s",
+				      kcoll_ctl_bit_name(str, bit, buf, sizeof(buf)));
 	}
-	putchar('\n');
+	kcoll_ctl_arr_end(ctl);
+	kcoll_ctl_nl(ctl);
 }
 
-static void kcoll_ctl_info_bits_json(struct kcoll_jw *jw, const char *key, uint64_t mask,
-				     kcoll_ctl_bit_str_fn str)
+static int kcoll_ctl_info_print(struct kcoll_ctl *ctl, const struct kcoll_info *info)
 {
-	char buf[16];
-	unsigned int bit;
-
-	kcoll_jw_key(jw, key);
-	kcoll_jw_arr_open(jw);
-	for (bit = 0; bit < 64; bit++) {
-		if (mask & (1ULL << bit))
-			kcoll_jw_str(jw, kcoll_ctl_bit_name(str, bit, buf, sizeof(buf)));
-	}
-	kcoll_jw_arr_close(jw);
-}
-
-static int kcoll_ctl_info_json(struct kcoll_ctl *ctl, const struct kcoll_info *info)
-{
-	struct kcoll_jw *jw = &ctl->jw;
-
-	kcoll_ctl_json_begin(ctl);
-	kcoll_jw_obj_open(jw);
-	kcoll_jw_kv_str(jw, "version", info->version);
-	kcoll_jw_kv_uint(jw, "abi_version", info->abi_version);
-	kcoll_jw_kv_uint(jw, "ndevices", info->ndevices);
-	kcoll_ctl_info_bits_json(jw, "features", info->features, kcoll_feature_str);
-	kcoll_ctl_info_bits_json(jw, "ioctls", info->ioctls, kcoll_ioctl_str);
-	kcoll_jw_kv_str(jw, "library_version", kcoll_version());
-	kcoll_jw_obj_close(jw);
-	return kcoll_ctl_json_end(ctl);
-}
-
-static void kcoll_ctl_info_plain(const struct kcoll_info *info)
-{
-	printf("kcoll %s abi %u ndevices %u\n", info->version, info->abi_version,
-	       info->ndevices);
-	kcoll_ctl_info_bits_plain("features", info->features, kcoll_feature_str);
-	kcoll_ctl_info_bits_plain("ioctls", info->ioctls, kcoll_ioctl_str);
-	printf("    library %s\n", kcoll_version());
+	kcoll_ctl_doc_begin(ctl, false);
+	kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "version", "kcoll %s", info->version);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "abi_version", " abi %" PRIu64, info->abi_version);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "ndevices", " ndevices %" PRIu64, info->ndevices);
+	kcoll_ctl_nl(ctl);
+	kcoll_ctl_info_bits(ctl, "features", info->features, kcoll_feature_str);
+	kcoll_ctl_info_bits(ctl, "ioctls", info->ioctls, kcoll_ioctl_str);
+	kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "library_version", "    library %s\n", kcoll_version());
+	return kcoll_ctl_doc_end(ctl);
 }
 
 static int kcoll_ctl_info_show(struct kcoll_ctl *ctl, int argc, char **argv)
@@ -129,10 +106,7 @@ static int kcoll_ctl_info_show(struct kcoll_ctl *ctl, int argc, char **argv)
 	ret = kcoll_ctl_info_get(ctl, &info);
 	if (ret)
 		return ret;
-	if (ctl->json)
-		return kcoll_ctl_info_json(ctl, &info);
-	kcoll_ctl_info_plain(&info);
-	return KCOLL_CTL_OK;
+	return kcoll_ctl_info_print(ctl, &info);
 }
 
 static const struct kcoll_ctl_cmd kcoll_ctl_info_cmds[] = {

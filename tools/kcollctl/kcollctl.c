@@ -88,21 +88,6 @@ const char *kcoll_ctl_hint(int err)
 	}
 }
 
-void kcoll_ctl_json_begin(struct kcoll_ctl *ctl)
-{
-	kcoll_jw_init(&ctl->jw, stdout, ctl->pretty);
-}
-
-int kcoll_ctl_json_end(struct kcoll_ctl *ctl)
-{
-	int err = kcoll_jw_finish(&ctl->jw);
-
-	/* Output errors are reported once, in main(); anything else is a bug in this tool. */
-	if (err && err != -EIO)
-		return kcoll_ctl_err("internal error: malformed JSON output (%s)", strerror(-err));
-	return KCOLL_CTL_OK;
-}
-
 static const struct kcoll_ctl_obj *kcoll_ctl_find_obj(const char *name)
 {
 	const struct kcoll_ctl_obj *const *o;

@@ -2,16 +2,19 @@
 /*
  * kcollctl: shared definitions of the command-line front end and its objects.
  *
- * Each OBJECT (info, dev, comm, and later engine, config, stats, monitor) is a
- * struct kcoll_ctl_obj with its own command table and help; kcollctl.c only finds the object
- * and hands it the rest of the command line, so adding an object is one file plus one line
- * in the object table.
+ * Each OBJECT (info, dev, comm, config, engine, stats, monitor) is a struct kcoll_ctl_obj in
+ * a file of its own, with its command table and help; kcollctl.c only finds the object and
+ * hands it the rest of the command line, so adding an object is one file plus one line in
+ * the object table.  Objects print through print.c: one call per field, for text and JSON.
  */
 #ifndef _KCOLLCTL_H
 #define _KCOLLCTL_H
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "json_writer.h"
 
@@ -51,18 +54,52 @@ extern const struct kcoll_ctl_obj kcoll_ctl_engine_obj;
 extern const struct kcoll_ctl_obj kcoll_ctl_stats_obj;
 extern const struct kcoll_ctl_obj kcoll_ctl_monitor_obj;
 
-/* netlink.c: the "kcoll" generic netlink family */
+/* netlink.c: the "kcoll" generic netlink family, and where show commands read from */
 struct kcoll_nl;
-extern const char *const kcoll_ctl_colls[];
-extern const char *const kcoll_ctl_algos[];
-int kcoll_ctl_lookup(const char *const *tbl, const char *name);
+extern const char *const kcoll_ctl_node_types[];
+extern const char *const kcoll_ctl_gid_types[];
+extern const char *const kcoll_ctl_comm_states[];
+/* tbl[v], or "unknown" past the end of a NULL-terminated table */
+const char *kcoll_ctl_name_of(const char *const *tbl, unsigned int v);
 int kcoll_ctl_nl_open(struct kcoll_nl **nl, bool quiet);
 int kcoll_ctl_nl_err(const char *what, int err);
-/* -1: no netlink family, use sysfs; else an exit code */
-int kcoll_ctl_nl_dev_show(struct kcoll_ctl *ctl, const char *name);
-int kcoll_ctl_nl_comm_show(struct kcoll_ctl *ctl, const char *arg);
-int kcoll_ctl_nl_dev_set(struct kcoll_ctl *ctl, int argc, char **argv);
-int kcoll_ctl_nl_comm_abort(struct kcoll_ctl *ctl, int argc, char **argv);
+#define KCOLL_CTL_SYSFS		(-1)
+/* 0 with *nl open (netlink), KCOLL_CTL_SYSFS (read sysfs instead), or an exit code */
+int kcoll_ctl_source(struct kcoll_nl **nl);
+/* sysfs could not be read: the message, with what the errno likely means */
+int kcoll_ctl_sysfs_err(const char *what, int err);
+
+/* print.c: one call per field, as text or as JSON (see there) */
+enum kcoll_ctl_where {
+	KCOLL_CTL_ANY,
+	KCOLL_CTL_TEXT,
+	KCOLL_CTL_JSON,
+};
+
+/* A document: a JSON array (@list) or object; nothing as text.  end: an exit code. */
+void kcoll_ctl_doc_begin(struct kcoll_ctl *ctl, bool list);
+int kcoll_ctl_doc_end(struct kcoll_ctl *ctl);
+void kcoll_ctl_obj_begin(struct kcoll_ctl *ctl, const char *key);
+void kcoll_ctl_obj_end(struct kcoll_ctl *ctl);
+void kcoll_ctl_arr_begin(struct kcoll_ctl *ctl, const char *key);
+void kcoll_ctl_arr_end(struct kcoll_ctl *ctl);
+void kcoll_ctl_str(struct kcoll_ctl *ctl, enum kcoll_ctl_where where, const char *key,
+		   const char *fmt, const char *v);
+void kcoll_ctl_uint(struct kcoll_ctl *ctl, enum kcoll_ctl_where where, const char *key,
+		    const char *fmt, uint64_t v);
+void kcoll_ctl_int(struct kcoll_ctl *ctl, enum kcoll_ctl_where where, const char *key,
+		   const char *fmt, int64_t v);
+void kcoll_ctl_bool(struct kcoll_ctl *ctl, enum kcoll_ctl_where where, const char *key,
+		    const char *fmt, bool v);
+void kcoll_ctl_text(struct kcoll_ctl *ctl, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void kcoll_ctl_nl(struct kcoll_ctl *ctl);
+
+struct kcoll_ctl_traffic {
+	uint64_t tx_bytes, tx_ops, rx_bytes, rx_ops;
+};
+
+void kcoll_ctl_traffic(struct kcoll_ctl *ctl, const struct kcoll_ctl_traffic *t);
 
 /* "kcollctl: <message>\n" on stderr; returns KCOLL_CTL_ERR for "return kcoll_ctl_err(...)". */
 int kcoll_ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -72,9 +109,5 @@ int kcoll_ctl_usage_err(const struct kcoll_ctl_obj *obj, const char *fmt, ...)
 
 /* Hint appended to an errno message, e.g. how to load the module; "" when there is none. */
 const char *kcoll_ctl_hint(int err);
-
-/* JSON document bracketing for commands: start it, then end it and report writer misuse. */
-void kcoll_ctl_json_begin(struct kcoll_ctl *ctl);
-int kcoll_ctl_json_end(struct kcoll_ctl *ctl);
 
 #endif /* _KCOLLCTL_H */

@@ -25,14 +25,21 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include <libkcoll.h>
+
 #include "json_writer.h"
 #include "kcolllat.h"
 #include "kcolllat.skel.h"
 
-static const char *const kinds[KCOLLLAT_NKINDS] = {
-	"send", "recv", "broadcast", "scatter", "gather", "reduce", "allreduce", "allgather",
-	"reduce_scatter", "alltoall", "barrier", "allgatherv", "alltoallv", "reduce_scatterv",
-};
+/* send, recv, then the collectives by libkcoll's names (lib/names.c); NULL if unknown. */
+static const char *kind_name(unsigned int kind)
+{
+	if (kind == KCOLLLAT_SEND)
+		return "send";
+	if (kind == KCOLLLAT_RECV)
+		return "recv";
+	return kind < KCOLLLAT_NKINDS ? kcoll_collective_str((int)(kind - KCOLLLAT_COLL0)) : NULL;
+}
 
 static volatile sig_atomic_t stop;
 
@@ -130,7 +137,7 @@ static void print_plain(const struct entry *e, size_t n, double secs)
 		size_str(lg, lo, sizeof(lo));
 		size_str(lg + 1, hi, sizeof(hi));
 		printf("%-15s %7s-%-7s ops %" PRIu64 " errors %" PRIu64 " bytes %" PRIu64
-		       " %.2f MB/s avg %.1f us\n", kind < KCOLLLAT_NKINDS ? kinds[kind] : "?",
+		       " %.2f MB/s avg %.1f us\n", kind_name(kind) ?: "?",
 		       lo, hi, (uint64_t)h->ops, (uint64_t)h->errors, (uint64_t)h->bytes,
 		       h->bytes / secs / 1e6, h->ops ? h->ns / 1e3 / h->ops : 0.0);
 		for (j = 0, top = -1; j < KCOLLLAT_NLAT; j++) {
@@ -168,7 +175,7 @@ static void print_json(const struct entry *e, size_t n, double secs, bool pretty
 		const struct kcolllat_hist *h = &e[i].h;
 
 		kcoll_jw_obj_open(&jw);
-		kcoll_jw_kv_str(&jw, "kind", kind < KCOLLLAT_NKINDS ? kinds[kind] : "unknown");
+		kcoll_jw_kv_str(&jw, "kind", kind_name(kind) ?: "unknown");
 		kcoll_jw_kv_uint(&jw, "size_min", lg ? 1ULL << lg : 0);
 		kcoll_jw_kv_uint(&jw, "size_max", (1ULL << (lg + 1)) - 1);
 		kcoll_jw_kv_uint(&jw, "count", h->ops);

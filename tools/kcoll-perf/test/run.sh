@@ -47,6 +47,13 @@ t "CSV has a header and one line per JSON line" sh -c \
 t "a corrupted result counts in #wrong and fails the run" sh -c \
 	"! KCOLL_MOCK_CORRUPT=1 '$bin' -C allreduce,allgather -b 64 -e 64 -n 1 -w 0 -J - -q >'$tmp/bad' &&
 	 python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert r and all(x[\"wrong\"] == 1 for x in r), r' '$tmp/bad'"
+# The table and the progress lines share one file (as in `make demo`): each table's header
+# comes right before its own rows, and every table has rows, whatever the buffering.
+t "stdout and stderr in one file: each table header right before its rows" sh -c \
+	"'$bin' -C allreduce,allgather,broadcast -b 8 -e 1K -f 4 -w 1 -n 1 -P >'$tmp/both' 2>&1 &&
+	 awk '/^# [a-z_]+  datatype/ { if (hdr && !rows) bad = 1; hdr = 1; rows = 0; next }
+	      /^ +[0-9]/ { if (!hdr) bad = 1; rows++ }
+	      END { exit bad || !hdr || !rows }' '$tmp/both'"
 t "--help exits 0 and documents -C" sh -c "'$bin' --help | grep -q -- '-C, --coll'"
 t "a usage error exits 2" sh -c "'$bin' -n 0; [ \$? -eq 2 ]"
 echo "1..$n"
