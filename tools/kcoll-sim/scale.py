@@ -19,12 +19,14 @@ Two experiments, each a CSV in DIR (default Documentation/scale/):
   32/spines), all-to-all and all-reduce of 64 MiB, and the star for reference.
 
 Rows already in a CSV are kept (delete the file, or use --force, to redo them), so an
-interrupted run resumes.  The ring at 16,384 ranks is the one slow case (537 M messages,
-1.5 to 4 min of CPU a run, 20 and more of wall time on a loaded 2-core host): without
---full it is run on the star with one rail only (it is latency-bound there, 2(n-1) stages,
-and the fabric changes little: Documentation/scale.rst); the other 16,384-rank points report
-the best of the algorithms run.  Then the PNGs are drawn with gnuplot, and
-DIR/summary.txt has the tables Documentation/scale.rst quotes.
+interrupted run resumes; the "auto" rows (the module's choice, kcoll-sim --choose) are
+rewritten from the others at the end, so a change of the thresholds costs no model run.
+At 16,384 ranks the model is slow (the ring: 537 M messages, 1.5 min of CPU and 5 to 20 of
+wall time on a loaded 2-core host; Rabenseifner on a leaf-spine: minutes): without --full,
+16,384 ranks are run on every fabric and rail count at 1 MiB but at 64 MiB and 1 GiB only on
+the star and the 4:1 leaf-spine with 1 and 8 rails, and the ring only on the star with one
+rail at 1 MiB.  Then the PNGs are drawn with gnuplot, and DIR/summary.txt has the tables
+Documentation/scale.rst quotes.
 """
 import argparse
 import concurrent.futures as cf
@@ -55,9 +57,11 @@ FABRICS = [
     ("fat-tree", ["-F", "fat-tree"]),
 ]
 ALGOS = ["ring", "recdbl", "rabenseifner", "dbtree"]
-# the ring at this many ranks is run only here unless --full
-BIG_RING_RANKS = 16384
-BIG_RING_AT = {("star", 1)}
+# At this many ranks, without --full: the ring only on the star with one rail at 1 MiB, and
+# 64 MiB and 1 GiB only on the star and the 4:1 leaf-spine with 1 and 8 rails (the model's
+# CPU time, Documentation/scale.rst).
+BIG_RANKS = 16384
+BIG_AT = {("star", 1), ("star", 8), ("ls-4:1", 1), ("ls-4:1", 8)}
 
 AR_COLS = ["ranks", "size", "fabric", "rails", "request", "algo", "time_us", "busbw_gbs",
            "busiest", "busiest_util", "messages", "wall_s"]
@@ -112,8 +116,12 @@ def choose(sim, args):
     return p.stdout.split()[1]
 
 
-def ring_skipped(ranks, fab, rails, full):
-    return ranks >= BIG_RING_RANKS and not full and (fab, rails) not in BIG_RING_AT
+def point_skipped(ranks, size, fab, rails, full):
+    return ranks >= BIG_RANKS and not full and size > (1 << 20) and (fab, rails) not in BIG_AT
+
+
+def ring_skipped(ranks, size, fab, rails, full):
+    return ranks >= BIG_RANKS and not full and (size > (1 << 20) or (fab, rails) != ("star", 1))
 
 
 def times_of(rows):
@@ -128,10 +136,12 @@ def ar_point(sim, out, times, ranks, size, fab, fargs, rails, full):
     """Every all-reduce algorithm at one point (the module's choice is added after)."""
     path = os.path.join(out, "allreduce.csv")
     base = point_args(ranks, size, fargs, rails)
+    if point_skipped(ranks, size, fab, rails, full):
+        return
     for req in ALGOS:
         if (ranks, size, fab, rails, req) in times:
             continue
-        if req == "ring" and ring_skipped(ranks, fab, rails, full):
+        if req == "ring" and ring_skipped(ranks, size, fab, rails, full):
             continue
         j = run_sim(sim, base + ["-a", req])
         row = {"ranks": ranks, "size": size, "fabric": fab, "rails": rails, "request": req,
@@ -228,7 +238,7 @@ def ar_table(rows):
     return out
 
 
-def summary(out, table, sp):
+def summary(out, table, sp, raw):
     lines = ["All-reduce, fp32, %d ranks a node; times in ms; * = the module's choice; "
              "speed-up = choice / fastest" % RPN, ""]
     hdr = "%6s %5s %-8s %5s  %-12s %10s %10s %10s %10s %10s %9s  %s" % (
@@ -253,6 +263,19 @@ def summary(out, table, sp):
             r["coll"], r["fabric"], r["spines"] if r["fabric"] != "star" else "-",
             float(r["time_us"]) / 1e3, float(r["busbw_gbs"]), r["busiest"],
             100 * float(r["busiest_util"])))
+    lines += ["", "Wall time of one kcoll-sim run (this host, loaded; min / median / max over "
+              "the points run), and messages:", ""]
+    lines.append("%6s %-13s %5s %8s %8s %8s %12s" % ("ranks", "algorithm", "runs", "min s",
+                                                       "median s", "max s", "messages"))
+    for n in RANKS:
+        for a in ALGOS:
+            w = sorted(float(r["wall_s"]) for r in raw if int(r["ranks"]) == n and
+                       r["request"] == a)
+            m = [int(r["messages"]) for r in raw if int(r["ranks"]) == n and
+                 r["request"] == a]
+            if w:
+                lines.append("%6d %-13s %5d %8.2f %8.2f %8.2f %12d" % (
+                    n, a, len(w), w[0], w[len(w) // 2], w[-1], max(m)))
     with open(os.path.join(out, "summary.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -305,9 +328,9 @@ def plot_allreduce(out, table):
              "set style fill solid 0.8 border -1", "set boxwidth 0.9",
              "set grid ytics", "set yrange [0:*]", "set ylabel 'busbw (GB/s)'",
              "set key top right font ',8'",
-             "set multiplot layout 1,%d title 'all-reduce %sB fp32, %d ranks a node, 12.5 GB/s "
+             "set multiplot layout 1,%d title 'all-reduce %s fp32, %d ranks a node, 12.5 GB/s "
              "NICs: bars the module''s choice, points the fastest algorithm' font ',10'"
-             % (len(panels), tag, RPN)]
+             % (len(panels), {"1M": "1 MiB", "64M": "64 MiB", "1G": "1 GiB"}[tag], RPN)]
         for i, ranks in panels:
             s.append("set title '%d ranks'" % ranks)
             plots = []
@@ -315,9 +338,9 @@ def plot_allreduce(out, table):
                 plots.append("'%s' index %d using %d:xtic(1) title '%d rail%s' lc %d" %
                              (dat, i, 2 + 2 * j, rails, "" if rails == 1 else "s", j + 1))
             for j, rails in enumerate(RAILS):
-                # points over the bars: cluster x = row, bar offset (j - 1) * 0.3
+                # points over the bars: cluster x = row, bar offset (j - 1) / (bars + gap)
                 plots.append("'%s' index %d using ($0 + %.2f):%d with points pt 7 ps 0.8 "
-                             "lc rgb 'black' %s" % (dat, i, (j - 1) * 0.3, 3 + 2 * j,
+                             "lc rgb 'black' %s" % (dat, i, (j - 1) * 0.25, 3 + 2 * j,
                                                     "title 'fastest'" if j == 0 else
                                                     "notitle"))
             s.append("plot " + ", ".join(plots))
@@ -339,8 +362,9 @@ def plot_spines(out, sp):
                                         star[0]["busbw_gbs"] if star else "NaN"))
             f.write("\n\n")
     s = ["set terminal pngcairo size 720,420 font ',9'", "set output 'spines.png'",
-         "set logscale x 2", "set grid", "set xlabel 'spines (each leaf up-link at 12.5 GB/s)'",
-         "set ylabel 'busbw (GB/s)'", "set key top left font ',8'", "set yrange [0:*]",
+         "set logscale xy 2", "set grid", "set xlabel 'spines (each leaf up-link at 12.5 GB/s)'",
+         "set ylabel 'busbw (GB/s, log scale)'", "set key bottom right font ',8'",
+         "set yrange [0.25:16]",
          "set title 'leaf-spine, 1,024 ranks, 32 nodes a leaf, 64 MiB'"]
     plots = []
     for i, c in enumerate(colls):
@@ -350,7 +374,7 @@ def plot_spines(out, sp):
                      (i, c))
         first = [r for r in sp if r["coll"] == c and r["fabric"] != "star" and
                  r["spines"] == "1"]
-        if first:
+        if first and c == "alltoall":
             plots.append("'spines.dat' index %d using 1:(%s * $1) with lines dt 3 lc rgb "
                          "'gray' title '%s, linear in spines'" % (i, first[0]["busbw_gbs"], c))
     s.append("plot " + ", ".join(plots))
@@ -363,19 +387,21 @@ def check(sim, out):
     arp, spp = os.path.join(out, "allreduce.csv"), os.path.join(out, "spines.csv")
     rows, sp = load(arp, AR_COLS), load(spp, SP_COLS)
     keys = {ar_key(r) for r in rows}
-    missing = [k for k in ((n, s, f, r) for n in RANKS for s, _ in SIZES for f, _ in FABRICS
-                           for r in RAILS) if k + ("auto",) not in keys]
+    grid = [(n, s, f, r) for n in RANKS for s, _ in SIZES for f, _ in FABRICS for r in RAILS
+            if not point_skipped(n, s, f, r, False)]
+    missing = [k for k in grid if k + ("auto",) not in keys]
     res.append((not missing, "allreduce.csv has the module's choice at all %d points%s" % (
-        len(RANKS) * len(SIZES) * len(FABRICS) * len(RAILS),
-        (": missing " + str(missing[:3])) if missing else "")))
+        len(grid), (": missing " + str(missing[:3])) if missing else "")))
     short, wrong = [], []
     for n in RANKS:
         for size, _ in SIZES:
             for fab, fargs in FABRICS:
                 for rails in RAILS:
                     k = (n, size, fab, rails)
+                    if point_skipped(n, size, fab, rails, False):
+                        continue
                     short += [k + (x,) for x in ALGOS if k + (x,) not in keys and not
-                              (x == "ring" and ring_skipped(n, fab, rails, False))]
+                              (x == "ring" and ring_skipped(n, size, fab, rails, False))]
                     auto = [r for r in rows if ar_key(r) == k + ("auto",)]
                     if auto and auto[0]["algo"] != choose(sim, point_args(n, size, fargs,
                                                                           rails)):
@@ -404,8 +430,8 @@ def check(sim, out):
         with tempfile.TemporaryDirectory() as tmp:
             for f in files[:2]:
                 shutil.copy(f, tmp)
-            summary(tmp, ar_table(load(os.path.join(tmp, "allreduce.csv"), AR_COLS)),
-                    load(os.path.join(tmp, "spines.csv"), SP_COLS))
+            raw = load(os.path.join(tmp, "allreduce.csv"), AR_COLS)
+            summary(tmp, ar_table(raw), load(os.path.join(tmp, "spines.csv"), SP_COLS), raw)
             with open(os.path.join(tmp, "summary.txt")) as x, open(files[2]) as y:
                 same = x.read() == y.read()
     res.append((same, "summary.txt is what scale.py makes of the CSVs"))
@@ -422,6 +448,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(TOP, "Documentation/scale"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--ranks", default=",".join(map(str, RANKS)))
+    ap.add_argument("--sizes", default="1M,64M,1G")
     ap.add_argument("--full", action="store_true", help="the 16,384-rank ring everywhere")
     ap.add_argument("--force", action="store_true", help="redo every row")
     ap.add_argument("--plot-only", action="store_true")
@@ -446,8 +473,9 @@ def main():
         spdone = {(r["coll"], r["fabric"], r["spines"]) for r in load(spp, SP_COLS)}
         jobs = []
         # cheap first; the 16,384-rank points last
+        sizes = [b for b, tag in SIZES if tag in a.sizes.split(",")]
         for n in sorted(ranks):
-            for size, _ in SIZES:
+            for size in sizes:
                 for fab, fargs in FABRICS:
                     for rails in RAILS:
                         jobs.append((ar_point, (a.sim, a.out, times, n, size, fab, fargs,
@@ -461,9 +489,10 @@ def main():
             for fu in futs:
                 fu.result()
         ar_finish(a.sim, arp, sorted(set(RANKS) | set(ranks)))
-    table = ar_table(load(arp, AR_COLS))
+    raw = load(arp, AR_COLS)
+    table = ar_table(raw)
     sp = load(spp, SP_COLS)
-    summary(a.out, table, sp)
+    summary(a.out, table, sp, raw)
     plot_allreduce(a.out, table)
     plot_spines(a.out, sp)
     print("wrote %s" % os.path.join(a.out, "summary.txt"))
