@@ -25,7 +25,7 @@ At 16,384 ranks the model is slow (the ring: 537 M messages, 1.5 min of CPU and 
 wall time on a loaded 2-core host; Rabenseifner on a leaf-spine: minutes): without --full,
 16,384 ranks are run on every fabric and rail count at 1 MiB but at 64 MiB and 1 GiB only on
 the star and the 4:1 leaf-spine with 1 and 8 rails, and the ring only on the star with one
-rail at 1 MiB.  Then the PNGs are drawn with gnuplot, and DIR/summary.txt has the tables
+rail.  Then the PNGs are drawn with gnuplot, and DIR/summary.txt has the tables
 Documentation/scale.rst quotes.
 """
 import argparse
@@ -57,7 +57,7 @@ FABRICS = [
     ("fat-tree", ["-F", "fat-tree"]),
 ]
 ALGOS = ["ring", "recdbl", "rabenseifner", "dbtree"]
-# At this many ranks, without --full: the ring only on the star with one rail at 1 MiB, and
+# At this many ranks, without --full: the ring only on the star with one rail, and
 # 64 MiB and 1 GiB only on the star and the 4:1 leaf-spine with 1 and 8 rails (the model's
 # CPU time, Documentation/scale.rst).
 BIG_RANKS = 16384
@@ -121,7 +121,7 @@ def point_skipped(ranks, size, fab, rails, full):
 
 
 def ring_skipped(ranks, size, fab, rails, full):
-    return ranks >= BIG_RANKS and not full and (size > (1 << 20) or (fab, rails) != ("star", 1))
+    return ranks >= BIG_RANKS and not full and (fab, rails) != ("star", 1)
 
 
 def times_of(rows):
@@ -332,11 +332,16 @@ def plot_allreduce(out, table):
              "NICs: bars the module''s choice, points the fastest algorithm' font ',10'"
              % (len(panels), {"1M": "1 MiB", "64M": "64 MiB", "1G": "1 GiB"}[tag], RPN)]
         for i, ranks in panels:
-            s.append("set title '%d ranks'" % ranks)
+            s.append("set title '%d ranks%s'" % (ranks, "" if all(
+                any((x["ranks"], x["size"], x["fabric"], x["rails"]) == (ranks, size, f, r)
+                    for x in table) for f in fabs for r in RAILS) else
+                " (no bar: not run)"))
             plots = []
+            # gnuplot refuses a histogram column without a value: 0 stands for "not run"
             for j, rails in enumerate(RAILS):
-                plots.append("'%s' index %d using %d:xtic(1) title '%d rail%s' lc %d" %
-                             (dat, i, 2 + 2 * j, rails, "" if rails == 1 else "s", j + 1))
+                plots.append("'%s' index %d using (valid(%d) ? $%d : 0):xtic(1) title '%d rail%s' "
+                             "lc %d" % (dat, i, 2 + 2 * j, 2 + 2 * j, rails,
+                                        "" if rails == 1 else "s", j + 1))
             for j, rails in enumerate(RAILS):
                 # points over the bars: cluster x = row, bar offset (j - 1) / (bars + gap)
                 plots.append("'%s' index %d using ($0 + %.2f):%d with points pt 7 ps 0.8 "
