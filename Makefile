@@ -13,6 +13,7 @@
 #   make sparse | checkpatch   static checks of kmod/
 #   make fuzz             the fuzzer on 1 VM for FUZZ_SECONDS (300; FUZZ_NODES=2: on 2 VMs too)
 #   make bench            kcoll vs perftest, Open MPI and Gloo on 2 and 4 VMs: bench/out/report.md
+#                         (BENCH_NODES="2 4 8": also on 8 VMs, for kcoll-sim's validation)
 #   make bench-smoke      the same at tiny sizes on 2 VMs, checked for a well-formed report
 #
 # KDIR selects the kernel headers (default: the running kernel's, else the newest installed).
@@ -80,10 +81,13 @@ demo: deps
 	rig/demo.sh
 
 # The benchmark (Documentation/perf.rst); its Debian packages are a group of their own.
+# BENCH_NODES: the cluster sizes, one run each, 2 to 8 VMs (8: about 12 GiB of guest memory
+# at the default BENCH_MEM_MB, and hours of TCG on a small host).
+BENCH_NODES ?= 2 4
 bench: deps
 	rig/deps.sh bench
 	$(MAKE) all kcoll-perf
-	bench/run.sh
+	bench/run.sh -n "$(BENCH_NODES)"
 
 bench-smoke: deps
 	rig/deps.sh bench

@@ -6,10 +6,12 @@
 # of the reduction kernels (bench/reduce_bench); write OUT/report.md, report.json, busbw.png
 # (bench/report.py).  The guest side of a run is bench/node.sh.
 #
-# Usage: bench/run.sh [-n "2 4"] [-o bench/out] [-s]
-#   -n NODES   cluster sizes, one run each (default "2 4")
+# Usage: bench/run.sh [-n "2 4"] [-o bench/out] [-s] [-p]
+#   -n NODES   cluster sizes, one run each, 2 to 8 VMs (default "2 4"; make bench takes
+#              BENCH_NODES, e.g. "2 4 8" for kcoll-sim's 8-VM validation)
 #   -o OUT     output directory, emptied first (default bench/out)
 #   -s         smoke run: tiny sizes, 2 VMs unless -n says otherwise (selftests/bench/smoke.sh)
+#   -p         print the plan (per cluster size: VMs, memory, deadline) and exit
 # Environment: BENCH_MEM_MB (VM memory, default 1536), BENCH_NICE (nice level of the VMs,
 # default 0: the host is shared).
 # Needs root (network namespace, taps), like make check.  Exit status 0 when a report was
@@ -20,12 +22,13 @@ cd "$RIG_TOP"
 
 usage() { sed -n '3,17s/^# \{0,1\}//p' "$0"; }
 
-nodes_list= out=bench/out smoke=0
-while getopts "n:o:sh" opt; do
+nodes_list= out=bench/out smoke=0 plan=0
+while getopts "n:o:sph" opt; do
 	case $opt in
 	n) nodes_list=$OPTARG ;;
 	o) out=$OPTARG ;;
 	s) smoke=1 ;;
+	p) plan=1 ;;
 	h) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -39,6 +42,20 @@ for n in $nodes_list; do
 done
 mem=${BENCH_MEM_MB:-1536}
 nice_level=${BENCH_NICE:-0}
+
+# The VMs' deadline: 30 minutes a node (25 for the smoke run).
+deadline_of() { if [ $smoke = 1 ]; then echo 1500; else echo $((1800 * $1)); fi; }
+
+if [ $plan = 1 ]; then
+	avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+	for n in $nodes_list; do
+		echo "bench plan: $n VMs x $mem MiB = $((n * mem)) MiB of guest memory" \
+			"(host: $avail MiB available), deadline $(deadline_of "$n") s"
+		[ $((n * mem)) -le "$avail" ] ||
+			echo "bench plan: $n VMs do not fit now: set BENCH_MEM_MB lower"
+	done
+	exit 0
+fi
 
 log() { echo "bench: $(date +%T) $*"; }
 
@@ -75,11 +92,7 @@ rig/prepare.sh stock kmod/kcoll.ko
 
 status=0
 for n in $nodes_list; do
-	if [ $smoke = 1 ]; then
-		deadline=1500
-	else
-		deadline=$((1800 * n))
-	fi
+	deadline=$(deadline_of "$n")
 	log "cluster of $n VMs (deadline ${deadline}s; logs in $out/n$n/node*/)"
 	nice -n "$nice_level" rig/cluster.sh -n "$n" -m "$mem" -t "$deadline" -o "$out/n$n" -- \
 		"BENCH_SMOKE=$smoke BENCH_BIN=$RIG_TOP/build/bench sh bench/node.sh" ||

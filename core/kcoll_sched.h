@@ -226,9 +226,9 @@ void kcoll_sched_dbtree(u32 p, u32 r, int t, s32 *parent, s32 child[2]);
 struct kcoll_sched_tuning {
 	/* per collective: KCOLL_ALGO_AUTO or a forced algorithm (configuration) */
 	u8 algo[KCOLL_COLL_COUNT];
-	u64 small_bytes;	/* latency-bound below: default 16 KiB */
-	u64 medium_bytes;	/* all-reduce/reduce-scatter halving-doubling below: 1 MiB */
-	u32 tree_ranks;		/* all-reduce from this many ranks up uses the double tree: 16 */
+	u64 small_bytes;	/* latency-bound below: default 2 MiB */
+	u64 medium_bytes;	/* all-reduce/reduce-scatter halving-doubling below: 8 MiB */
+	u32 tree_ranks;		/* all-reduce from this many ranks up uses the double tree: 384 */
 	u64 chunk_bytes;	/* pipelining piece: default 256 KiB */
 };
 

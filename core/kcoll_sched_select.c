@@ -9,9 +9,10 @@
 void kcoll_sched_tuning_default(struct kcoll_sched_tuning *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->small_bytes = 16 << 10;
-	t->medium_bytes = 1 << 20;
-	t->tree_ranks = 16;
+	/* derived from kcoll-sim's model: tools/kcoll-sim/thresholds.py, scale.rst */
+	t->small_bytes = 2 << 20;
+	t->medium_bytes = 8 << 20;
+	t->tree_ranks = 384;
 	t->chunk_bytes = 256 << 10;
 }
 

@@ -16,9 +16,10 @@ struct netlink_ext_ack;
 
 /* Defaults of the collective tunables (the same as core/kcoll_sched.h's). */
 #define KCOLL_CONFIG_CHUNK_BYTES	(256U * 1024)
-#define KCOLL_CONFIG_SMALL_BYTES	(16U * 1024)
-#define KCOLL_CONFIG_MEDIUM_BYTES	(1024U * 1024)
-#define KCOLL_CONFIG_TREE_RANKS		16
+/* the selection thresholds: core/'s, derived from kcoll-sim (Documentation/scale.rst) */
+#define KCOLL_CONFIG_SMALL_BYTES	(2048U * 1024)
+#define KCOLL_CONFIG_MEDIUM_BYTES	(8192U * 1024)
+#define KCOLL_CONFIG_TREE_RANKS		384
 
 /**
  * struct kcoll_config - the module's run-time configuration (a snapshot of it)

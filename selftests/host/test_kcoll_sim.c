@@ -479,6 +479,8 @@ TEST(cli_usage_errors)
 		{ "-T", "udp", NULL, "unknown transport 'udp'" },
 		{ "stray", NULL, NULL, "unexpected argument 'stray'" },
 		{ "-n", NULL, NULL, "needs a value" },
+		{ "--tree-ranks", "1", NULL, "--tree-ranks: '1'" },
+		{ "--small-bytes", "1Q", NULL, "bad size '1Q'" },
 	};
 	struct kcoll_test_proc *p = malloc(sizeof(*p));
 	size_t i;
@@ -514,7 +516,8 @@ TEST(cli_help_and_run)
 	EXPECT_EQ(0, p->status);
 	EXPECT_NE(NULL, strstr(p->out, "Usage: kcoll-sim"));
 	/* auto = the module's own choice: double binary tree from 16 ranks above 16 KiB */
-	ASSERT_EQ(0, SIM(p, "-n", "32", "-s", "1M", "-j", "-q"));
+	ASSERT_EQ(0, SIM(p, "-n", "32", "-s", "1M", "-j", "-q", "--small-bytes", "16K",
+			 "--tree-ranks", "16"));
 	EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
 	EXPECT_NE(NULL, strstr(p->out, "\"algo\": \"dbtree\"")) TH_LOG("%s", p->out);
 	EXPECT_NE(NULL, strstr(p->out, "\"busbw_gbs\": "));
@@ -532,6 +535,38 @@ TEST(cli_help_and_run)
 		}
 		EXPECT_EQ(3, rows) TH_LOG("%s", p->out);
 	}
+	free(p);
+}
+
+/* --choose: the selection only, with the thresholds config-set would give the module */
+TEST(cli_choose)
+{
+	static const struct {
+		const char *size, *small, *medium, *tree, *want;
+	} cases[] = {
+		{ "1M", "16K", "1M", "16", "1048576 dbtree\n" },
+		{ "1M", "16K", "1M", "64", "1048576 rabenseifner\n" },
+		{ "1M", "16K", "512K", "64", "1048576 ring\n" },
+		{ "1M", "1M", "1M", "16", "1048576 recdbl\n" },
+		{ "16K", "16K", "1M", "16", "16384 recdbl\n" },
+		{ "32K", "16K", "1M", "16", "32768 dbtree\n" },
+	};
+	struct kcoll_test_proc *p = malloc(sizeof(*p));
+	size_t i;
+
+	ASSERT_NE(NULL, p);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT_EQ(0, SIM(p, "--choose", "-n", "32", "-s", cases[i].size, "--small-bytes",
+				 cases[i].small, "--medium-bytes", cases[i].medium, "--tree-ranks",
+				 cases[i].tree));
+		EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
+		EXPECT_STREQ(cases[i].want, p->out);
+	}
+	/* a sweep: one line a size, nothing else */
+	ASSERT_EQ(0, SIM(p, "--choose", "-S", "-n", "8", "-b", "1K", "-e", "4K", "--small-bytes",
+			 "2K", "--tree-ranks", "16"));
+	EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
+	EXPECT_STREQ("1024 recdbl\n2048 recdbl\n4096 rabenseifner\n", p->out);
 	free(p);
 }
 

@@ -1128,6 +1128,12 @@ TEST(selection)
 				ASSERT_EQ(a, kcoll_sched_select((enum kcoll_coll_type)c, p, bytes, NULL));
 			}
 		}
+	/* the rules, at given thresholds (the defaults come from kcoll-sim's model and may
+	 * move: test_sched_thresholds checks them)
+	 */
+	t.small_bytes = 16 << 10;
+	t.medium_bytes = 1 << 20;
+	t.tree_ranks = 16;
 	EXPECT_EQ(KCOLL_ALGO_RECDBL, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, 4, 8, &t));
 	EXPECT_EQ(KCOLL_ALGO_RING, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, 3, 16 << 20, &t));
 	EXPECT_EQ(KCOLL_ALGO_DBTREE, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, 64, 16 << 20, &t));

@@ -23,9 +23,12 @@ struct opts {
 	int coll, dtype, algo;
 	size_t size, minb, maxb;
 	double factor;
-	bool sweep, json, quiet;
+	bool sweep, json, quiet, choose;
 	const char *csv;
 	uint32_t nranks;
+	/* the module's selection thresholds (kcollctl config-set names); 0: the default */
+	uint64_t small_bytes, medium_bytes;
+	uint32_t tree_ranks;
 };
 
 static void usage(FILE *f)
@@ -44,6 +47,9 @@ static void usage(FILE *f)
 "  -a, --algo NAME         auto (the module's own choice), ring, recdbl, rabenseifner,\n"
 "                          binomial, dbtree, chain, pairwise, bruck: auto\n"
 "      --chunk SIZE        pipelining chunk of ring, dbtree and chain: 256K\n"
+"      --small-bytes SIZE  auto: the module's small_bytes (config-set): 16K\n"
+"      --medium-bytes SIZE auto: the module's medium_bytes: 1M\n"
+"      --tree-ranks N      auto: the module's tree_ranks: 16\n"
 "\n"
 "The fabric:\n"
 "  -F, --fabric NAME       star, leaf-spine or fat-tree: star\n"
@@ -66,6 +72,8 @@ static void usage(FILE *f)
 "\n"
 "Output:\n"
 "  -j, --json              one JSON object (a sweep: one line per size, kcoll-perf's keys)\n"
+"      --choose            print the algorithm only (size, algorithm; a line per size with\n"
+"                          -S), without running the model\n"
 "  -S, --sweep             sweep sizes -b..-e by -f, print kcoll-perf's table\n"
 "  -b, --minbytes SIZE     sweep start: 4\n"
 "  -e, --maxbytes SIZE     sweep end: 1M\n"
@@ -81,7 +89,8 @@ static void usage(FILE *f)
 
 enum {
 	O_CHUNK = 256, O_LEAVES, O_HPL, O_SPINES, O_OVERSUB, O_BW, O_MEMBW, O_REDBW, O_LAT,
-	O_HOPLAT, O_SHMLAT, O_OVH, O_EAGER, O_CSV, O_TRACE, O_SHARE,
+	O_HOPLAT, O_SHMLAT, O_OVH, O_EAGER, O_CSV, O_TRACE, O_SHARE, O_SMALL, O_MEDIUM,
+	O_TREE, O_CHOOSE,
 };
 
 static const struct option long_opts[] = {
@@ -91,6 +100,10 @@ static const struct option long_opts[] = {
 	{ "nranks", required_argument, NULL, 'n' },
 	{ "algo", required_argument, NULL, 'a' },
 	{ "chunk", required_argument, NULL, O_CHUNK },
+	{ "small-bytes", required_argument, NULL, O_SMALL },
+	{ "medium-bytes", required_argument, NULL, O_MEDIUM },
+	{ "tree-ranks", required_argument, NULL, O_TREE },
+	{ "choose", no_argument, NULL, O_CHOOSE },
 	{ "fabric", required_argument, NULL, 'F' },
 	{ "ranks-per-node", required_argument, NULL, 'N' },
 	{ "rails", required_argument, NULL, 'R' },
@@ -195,6 +208,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'b':
 		case 'e':
 		case O_CHUNK:
+		case O_SMALL:
+		case O_MEDIUM:
 		case O_EAGER: {
 			size_t z;
 
@@ -208,10 +223,21 @@ static int parse(int argc, char **argv, struct opts *o)
 				o->maxb = z;
 			else if (opt == O_CHUNK)
 				c->chunk_bytes = z;
+			else if (opt == O_SMALL)
+				o->small_bytes = z;
+			else if (opt == O_MEDIUM)
+				o->medium_bytes = z;
 			else
 				c->eager_max = z;
 			break;
 		}
+		case O_TREE:
+			if (unum(a, 2, 1 << 20, &o->tree_ranks))
+				return bad("--tree-ranks: '%s' is not a whole number >= 2%s", a, "");
+			break;
+		case O_CHOOSE:
+			o->choose = true;
+			break;
 		case 'n':
 			if (unum(a, 1, 1 << 20, &o->nranks))
 				return bad("--nranks: '%s' is not a whole number from 1 to "
@@ -389,6 +415,12 @@ static int run_row(struct opts *o, size_t bytes, struct row *w)
 	}
 	kcoll_sched_tuning_default(&tun);
 	tun.chunk_bytes = c.chunk_bytes;
+	if (o->small_bytes)
+		tun.small_bytes = o->small_bytes;
+	if (o->medium_bytes)
+		tun.medium_bytes = o->medium_bytes;
+	if (o->tree_ranks)
+		tun.tree_ranks = o->tree_ranks;
 	/* the kernel's own choice, from the same function (kmod/kcoll_coll.c) */
 	algo = kcoll_sched_choose(c.args.coll, p, payload, false, (enum kcoll_algo)o->algo, &tun);
 	if (algo < 0) {
@@ -398,6 +430,10 @@ static int run_row(struct opts *o, size_t bytes, struct row *w)
 		return -2;
 	}
 	w->algo = algo;
+	if (o->choose) {
+		free(arr);
+		return 0;
+	}
 	c.algo = (enum kcoll_algo)algo;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = simnet_run(&c, &w->res);
@@ -577,6 +613,10 @@ int main(int argc, char **argv)
 		ret = run_row(&o, o.size, &w);
 		if (ret)
 			return ret == -2 ? 2 : 1;
+		if (o.choose) {
+			printf("%zu %s\n", w.bytes, perf_algo_name(w.algo));
+			return 0;
+		}
 		print_one(&o, &w);
 		simnet_result_free(&w.res);
 		return 0;
@@ -591,7 +631,7 @@ int main(int argc, char **argv)
 			"count,warmup,iters,time_us,median_us,algbw_gbs,busbw_gbs,wrong,"
 			"cpu_usr_us,cpu_sys_us,node_cpu_us\n");
 	}
-	if (!o.json) {
+	if (!o.json && !o.choose) {
 		printf("# kcoll-sim: %s, %u ranks, %s fabric, sizes %zu..%zu B (factor %g)\n",
 		       perf_coll_name(o.coll), o.nranks, topo_name(o.cfg.fab.topo), o.minb, o.maxb,
 		       o.factor);
@@ -609,7 +649,10 @@ int main(int argc, char **argv)
 			ret = ret == -2 ? 2 : 1;
 			break;
 		}
-		sweep_row(&o, &w, csv);
+		if (o.choose)
+			printf("%zu %s\n", w.bytes, perf_algo_name(w.algo));
+		else
+			sweep_row(&o, &w, csv);
 		fflush(stdout);
 		simnet_result_free(&w.res);
 		next = (size_t)(b * o.factor);
