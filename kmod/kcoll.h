@@ -138,7 +138,7 @@ struct kcoll_comm;
 struct kcoll_req;
 
 /**
- * struct kcoll_ctrl - one control message buffer (struct kcoll_wire_msg), DMA mapped
+ * struct kcoll_ctrl - one control message buffer (kcoll_wire.h), DMA mapped
  * @cqe:	completion of its SEND or RECV
  * @conn:	connection it belongs to
  * @msg:	KCOLL_WIRE_MSG_SIZE bytes
@@ -567,7 +567,10 @@ struct kcoll_op {
 struct kcoll_cts {
 	struct list_head list;
 	u32 len;
-	struct kcoll_wire_msg msg;	/* followed by its segments (EAGER: its data) */
+	union {		/* followed by the CTS's segments or the EAGER's data */
+		struct kcoll_wire_cts cts;
+		struct kcoll_wire_eager eager;
+	};
 };
 
 /* kcoll_main.c: module parameters */
@@ -620,6 +623,7 @@ struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn);
 void kcoll_conn_sq_take(struct kcoll_conn *conn);
 void kcoll_conn_sq_give(struct kcoll_conn *conn, bool ok);
 int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *ctrl, size_t len);
+int kcoll_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type);
 void kcoll_conn_retry_work(struct work_struct *work);
 
 /* kcoll_listen.c */
@@ -653,7 +657,7 @@ long kcoll_ioctl_buf_destroy(struct kcoll_ctx *ctx, void __user *uarg);
 int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma);
 struct kcoll_buf *kcoll_buf_use(struct kcoll_comm *comm, u32 handle, u64 off, u64 len);
 void kcoll_buf_unuse(struct kcoll_buf *buf);
-void kcoll_buf_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);
+void kcoll_buf_rx(struct kcoll_conn *conn, const struct kcoll_wire_buf *msg, u32 len);
 void kcoll_buf_drop_all(struct kcoll_comm *comm);
 void kcoll_ctx_drop_maps(struct kcoll_ctx *ctx);
 
@@ -691,7 +695,7 @@ int kcoll_req_queue(struct kcoll_req *req);
 struct kcoll_req *kcoll_req_new(struct kcoll_comm *comm, u32 peer, bool send);
 long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg);
 long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg);
-void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);
+void kcoll_p2p_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
 void kcoll_p2p_progress(struct kcoll_conn *conn);
 void kcoll_p2p_acked(struct kcoll_req *req);
 void kcoll_p2p_peer_left(struct kcoll_conn *conn);

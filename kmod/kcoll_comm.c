@@ -395,8 +395,7 @@ static void kcoll_comm_say_bye(struct kcoll_comm *comm)
 		c = kcoll_ctrl_get(conn);
 		if (!c)
 			continue;
-		((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_BYE;
-		if (!kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg)))
+		if (!kcoll_ctrl_signal(conn, c, KCOLL_MSG_BYE))
 			sent++;
 	}
 	/* BYE is the last message: no write or DONE may follow it to a peer. */

@@ -25,7 +25,7 @@
 
 static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc);
-static bool kcoll_conn_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);
+static bool kcoll_conn_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
 
 static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -251,7 +251,7 @@ struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn)
 		return NULL;
 	c = list_first_entry(&conn->tx_free, struct kcoll_ctrl, list);
 	list_del_init(&c->list);
-	memset(c->msg, 0, sizeof(struct kcoll_wire_msg));
+	memset(c->msg, 0, KCOLL_WIRE_FIXED_SIZE);
 	c->req = NULL;
 	return c;
 }
@@ -278,11 +278,11 @@ int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len)
 		.opcode = IB_WR_SEND,
 		.send_flags = IB_SEND_SIGNALED,
 	};
-	struct kcoll_wire_msg *m = c->msg;
+	struct kcoll_wire_hdr *hdr = c->msg;
 	int ret;
 
 	lockdep_assert_held(&conn->comm->lock);
-	m->magic = cpu_to_be32(KCOLL_WIRE_MAGIC);
+	hdr->magic = cpu_to_be32(KCOLL_WIRE_MAGIC);
 	ib_dma_sync_single_for_device(conn->comm->dev->ibdev, c->dma, len, DMA_TO_DEVICE);
 	ret = ib_post_send(conn->qp, &wr, NULL);
 	if (ret) {
@@ -291,6 +291,22 @@ int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len)
 	}
 	kcoll_conn_sq_take(conn);
 	return 0;
+}
+
+/**
+ * kcoll_ctrl_signal - SEND a message whose type is all it says (NOP, READY, BYE)
+ * @conn:	the connection
+ * @c:		buffer from kcoll_ctrl_get()
+ * @type:	KCOLL_MSG_NOP, KCOLL_MSG_READY or KCOLL_MSG_BYE
+ *
+ * Context: comm->lock held; on failure the buffer is back in the free list.
+ */
+int kcoll_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type)
+{
+	struct kcoll_wire_signal *m = c->msg;
+
+	m->hdr.type = type;
+	return kcoll_ctrl_post(conn, c, sizeof(*m));
 }
 
 static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -304,7 +320,7 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	kcoll_conn_sq_give(conn, wc->status == IB_WC_SUCCESS);
 	if (wc->status == IB_WC_SUCCESS) {
 		conn->last_ok = jiffies;
-		if (((struct kcoll_wire_msg *)c->msg)->type == KCOLL_MSG_BYE) {
+		if (((struct kcoll_wire_hdr *)c->msg)->type == KCOLL_MSG_BYE) {
 			comm->nbye_acked++;
 			wake_up_all(&comm->wq);
 		}
@@ -712,8 +728,7 @@ static void kcoll_conn_send_ready(struct kcoll_conn *conn)
 		kcoll_comm_set_error_locked(comm, -ENOMEM, conn->peer);
 		return;
 	}
-	((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_READY;
-	if (kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg))) {
+	if (kcoll_ctrl_signal(conn, c, KCOLL_MSG_READY)) {
 		kcoll_comm_set_error_locked(comm, -EIO, conn->peer);
 		return;
 	}
@@ -746,8 +761,7 @@ void kcoll_comm_nudge(struct kcoll_comm *comm)
 		c = kcoll_ctrl_get(conn);
 		if (!c)
 			continue;
-		((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_NOP;
-		if (kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg)))
+		if (kcoll_ctrl_signal(conn, c, KCOLL_MSG_NOP))
 			kcoll_comm_set_error_locked(comm, -EIO, i);
 	}
 	spin_unlock_bh(&comm->lock);
@@ -966,17 +980,17 @@ void kcoll_proto_error(struct kcoll_conn *conn, const char *what)
 }
 
 /* A control message that belongs to the connection layer; false: not one of those. */
-static bool kcoll_conn_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
+static bool kcoll_conn_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
 {
 	struct kcoll_comm *comm = conn->comm;
 
-	if (len < sizeof(*msg) || be32_to_cpu(msg->magic) != KCOLL_WIRE_MAGIC)
+	if (len < KCOLL_WIRE_FIXED_SIZE || be32_to_cpu(hdr->magic) != KCOLL_WIRE_MAGIC)
 		return false;
-	if (msg->type == KCOLL_MSG_BYE) {
+	if (hdr->type == KCOLL_MSG_BYE) {
 		kcoll_conn_peer_left(conn);
 		return true;
 	}
-	if (msg->type != KCOLL_MSG_READY)
+	if (hdr->type != KCOLL_MSG_READY)
 		return false;
 	spin_lock_bh(&comm->lock);
 	if (!conn->peer_ready) {
