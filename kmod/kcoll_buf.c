@@ -151,7 +151,7 @@ static struct kcoll_peer_segs *kcoll_buf_early_find(struct kcoll_conn *conn, u32
 /**
  * kcoll_buf_rx - a peer announced (part of) one of its buffers
  * @conn:	connection it arrived on
- * @msg:	the message
+ * @hdr:	the message, a struct kcoll_wire_buf
  * @len:	its bytes
  *
  * An announcement may span several messages: @first_seg is the index of the first segment
@@ -162,8 +162,9 @@ static struct kcoll_peer_segs *kcoll_buf_early_find(struct kcoll_conn *conn, u32
  * Context: the connection's receive completion.  Only this path changes an incomplete
  * announcement (BUF_CREATE takes complete ones), so it may grow one outside the lock.
  */
-void kcoll_buf_rx(struct kcoll_conn *conn, const struct kcoll_wire_buf *msg, u32 len)
+static void kcoll_buf_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
 {
+	const struct kcoll_wire_buf *msg = (const void *)hdr;
 	struct kcoll_comm *comm = conn->comm;
 	u16 nsegs = be16_to_cpu(msg->hdr.nsegs);
 	u32 seq = be32_to_cpu(msg->buf_seq), first = be32_to_cpu(msg->first_seg);
@@ -223,6 +224,15 @@ void kcoll_buf_rx(struct kcoll_conn *conn, const struct kcoll_wire_buf *msg, u32
 	return;
 bad:
 	kcoll_proto_error(conn, what);
+}
+
+static const struct kcoll_rx_handler kcoll_buf_rx_handler = {
+	.type = KCOLL_MSG_BUF, .handler = kcoll_buf_rx,
+};
+
+int kcoll_buf_rx_init(void)
+{
+	return kcoll_rx_register_handler(&kcoll_buf_rx_handler);
 }
 
 /* A control slot of @conn is free now, or the comm is not ready.  Context: comm->lock. */

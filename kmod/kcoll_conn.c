@@ -25,7 +25,6 @@
 
 static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc);
-static bool kcoll_conn_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
 
 static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -362,8 +361,7 @@ static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&comm->lock);
 	conn->last_ok = jiffies;
 	spin_unlock_bh(&comm->lock);
-	if (!kcoll_conn_rx(conn, c->msg, wc->byte_len))
-		kcoll_p2p_rx(conn, c->msg, wc->byte_len);
+	kcoll_rx_dispatch(conn, c->msg, wc->byte_len);
 	if (kcoll_conn_post_rx(conn, c))
 		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
 	kcoll_p2p_progress(conn);
@@ -979,19 +977,18 @@ void kcoll_proto_error(struct kcoll_conn *conn, const char *what)
 	spin_unlock_bh(&conn->comm->lock);
 }
 
-/* A control message that belongs to the connection layer; false: not one of those. */
-static bool kcoll_conn_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
+/* BYE: the peer leaves in order (kcoll_conn_peer_left()). */
+static void kcoll_conn_bye_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
+{
+	kcoll_conn_peer_left(conn);
+}
+
+/* READY: the peer has all its connections up; a repeated one is ignored. */
+static void kcoll_conn_ready_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr,
+				u32 len)
 {
 	struct kcoll_comm *comm = conn->comm;
 
-	if (len < KCOLL_WIRE_FIXED_SIZE || be32_to_cpu(hdr->magic) != KCOLL_WIRE_MAGIC)
-		return false;
-	if (hdr->type == KCOLL_MSG_BYE) {
-		kcoll_conn_peer_left(conn);
-		return true;
-	}
-	if (hdr->type != KCOLL_MSG_READY)
-		return false;
 	spin_lock_bh(&comm->lock);
 	if (!conn->peer_ready) {
 		conn->peer_ready = true;
@@ -1002,7 +999,18 @@ static bool kcoll_conn_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *
 		kcoll_comm_check_ready(comm);
 	}
 	spin_unlock_bh(&comm->lock);
-	return true;
+}
+
+/* The connection layer's own messages: they count even after the peer's BYE. */
+static const struct kcoll_rx_handler kcoll_conn_rx_handlers[] = {
+	{ .type = KCOLL_MSG_BYE, .handler = kcoll_conn_bye_rx, .after_bye = true },
+	{ .type = KCOLL_MSG_READY, .handler = kcoll_conn_ready_rx, .after_bye = true },
+};
+
+int kcoll_conn_rx_init(void)
+{
+	return kcoll_rx_register_handlers(kcoll_conn_rx_handlers,
+					  ARRAY_SIZE(kcoll_conn_rx_handlers));
 }
 
 /* Events of a connection's cm_id (active ids, and accepted ids via the listener). */

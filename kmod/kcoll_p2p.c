@@ -79,7 +79,6 @@ static void kcoll_req_hw_work(struct work_struct *work)
 {
 	struct kcoll_req *req = container_of(work, struct kcoll_req, hw_work);
 	struct kcoll_comm *comm = req->comm;
-	struct kcoll_op *op = req->op;
 
 	kcoll_mem_release(&req->mem);
 	/*
@@ -91,8 +90,8 @@ static void kcoll_req_hw_work(struct work_struct *work)
 	if (atomic_dec_and_test(&comm->nhw))
 		wake_up_all(&comm->wq);
 	spin_unlock_bh(&comm->lock);
-	if (op)
-		kcoll_op_req_released(op);
+	if (req->ops)
+		req->ops->released(req);
 	kcoll_req_put(req);	/* comm->reqs' reference */
 }
 
@@ -134,9 +133,9 @@ void kcoll_req_complete(struct kcoll_req *req, int status, u64 result)
 		atomic_inc(&comm->ctx->ndone);
 		wake_up_all(&comm->ctx->poll_wq);
 	}
-	if (req->op && !req->step_noted)
-		kcoll_op_step_done(req);
-	else if (req->op && status)	/* its operation went on: fail the comm instead */
+	if (req->ops && !req->step_noted)
+		req->ops->done(req);
+	else if (req->ops && status)	/* its owner went on: fail the comm instead */
 		kcoll_comm_set_error_locked(comm, status == -EMSGSIZE ? -EPROTO : status,
 					    req->conn->peer);
 	wake_up_all(&comm->wq);
@@ -400,8 +399,8 @@ static int kcoll_p2p_eager_send(struct kcoll_conn *conn, struct kcoll_req *req)
 	 * the CTS (a round trip); the request stays queued for them, keeping the order of the
 	 * sends.  A failure after this point fails the communicator, so later calls see it.
 	 */
-	if (req->op) {
-		kcoll_op_step_done(req);
+	if (req->ops) {
+		req->ops->done(req);
 		req->step_noted = true;
 	}
 	return 0;
@@ -671,11 +670,13 @@ keep:
 }
 
 /*
- * An EAGER arrived (length checked): to its receive if that is announced, else kept until
- * it is (the sender did not wait for our CTS).
+ * An EAGER arrived: to its receive if that is announced, else kept until it is (the sender
+ * did not wait for our CTS).
  */
-static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_eager *msg)
+static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr,
+			       u32 bytes)
 {
+	const struct kcoll_wire_eager *msg = (const void *)hdr;
 	struct kcoll_comm *comm = conn->comm;
 	u64 len = be64_to_cpu(msg->len);
 	u32 seq = be32_to_cpu(msg->seq);
@@ -683,6 +684,10 @@ static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_
 	struct kcoll_req *req;
 	const char *why;
 
+	if (len > KCOLL_WIRE_EAGER_MAX || bytes < sizeof(*msg) + len) {
+		kcoll_proto_error(conn, "malformed message");
+		return;
+	}
 	for (;;) {
 		spin_lock_bh(&comm->lock);
 		req = kcoll_recv_find(conn, seq);
@@ -718,18 +723,24 @@ static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_
 }
 
 /*
- * A CTS arrived (its segments checked): kept until its send takes it.  CTSs come in the
- * order of their receives, so a repeated or older one is refused, and so are more than
- * KCOLL_EARLY_MAX ahead of our sends.
+ * A CTS arrived: kept, once its segments are checked, until its send takes it.  CTSs come
+ * in the order of their receives, so a repeated or older one is refused, and so are more
+ * than KCOLL_EARLY_MAX ahead of our sends.
  */
-static void kcoll_p2p_cts_rx(struct kcoll_conn *conn, const struct kcoll_wire_cts *msg,
-			     u32 len, u16 nsegs)
+static void kcoll_p2p_cts_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
 {
+	const struct kcoll_wire_cts *msg = (const void *)hdr;
+	u16 nsegs = be16_to_cpu(hdr->nsegs);
 	struct kcoll_comm *comm = conn->comm;
 	u32 seq = be32_to_cpu(msg->seq);
 	struct kcoll_cts *cts;
 	const char *why = NULL;
 
+	if (nsegs > KCOLL_WIRE_MAX_SEGS || len < struct_size(msg, segs, nsegs) ||
+	    !kcoll_cts_valid(msg, nsegs)) {
+		kcoll_proto_error(conn, "malformed message");
+		return;
+	}
 	spin_lock_bh(&comm->lock);
 	if ((s32)(seq - conn->cts_next) < 0)
 		why = "CTS repeated or out of order";
@@ -763,8 +774,10 @@ static void kcoll_p2p_cts_rx(struct kcoll_conn *conn, const struct kcoll_wire_ct
  * written (a rendezvous message, so more than KCOLL_WIRE_EAGER_MAX, at most the capacity),
  * or KCOLL_WIRE_STATUS_MSGSIZE with nothing written.  Anything else is the peer's fault.
  */
-static void kcoll_p2p_done_rx(struct kcoll_conn *conn, const struct kcoll_wire_done *msg)
+static void kcoll_p2p_done_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr,
+			      u32 bytes)
 {
+	const struct kcoll_wire_done *msg = (const void *)hdr;
 	struct kcoll_comm *comm = conn->comm;
 	u32 status = be32_to_cpu(msg->status);
 	u64 len = be64_to_cpu(msg->len);
@@ -783,50 +796,22 @@ static void kcoll_p2p_done_rx(struct kcoll_conn *conn, const struct kcoll_wire_d
 	spin_unlock_bh(&comm->lock);
 }
 
-/*
- * A control message arrived on @conn (@len bytes, already synced for the CPU): every type
- * has a fixed part of KCOLL_WIRE_FIXED_SIZE bytes.
- */
-void kcoll_p2p_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
+/* NOP: its acknowledgment was the point; that it arrived proved the peer alive. */
+static void kcoll_p2p_nop_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
 {
-	const struct kcoll_wire_eager *eager;
-	const struct kcoll_wire_cts *cts;
-	u16 nsegs;
+}
 
-	if (len < KCOLL_WIRE_FIXED_SIZE || be32_to_cpu(hdr->magic) != KCOLL_WIRE_MAGIC)
-		goto bad;
-	/* After its BYE a peer sends nothing more; whatever was in flight is moot. */
-	if (READ_ONCE(conn->peer_left))
-		return;
-	switch (hdr->type) {
-	case KCOLL_MSG_CTS:
-		cts = (const void *)hdr;
-		nsegs = be16_to_cpu(hdr->nsegs);
-		if (nsegs > KCOLL_WIRE_MAX_SEGS || len < struct_size(cts, segs, nsegs) ||
-		    !kcoll_cts_valid(cts, nsegs))
-			goto bad;
-		kcoll_p2p_cts_rx(conn, cts, len, nsegs);
-		return;
-	case KCOLL_MSG_NOP:
-		return;
-	case KCOLL_MSG_BUF:
-		kcoll_buf_rx(conn, (const void *)hdr, len);
-		return;
-	case KCOLL_MSG_EAGER:
-		eager = (const void *)hdr;
-		if (be64_to_cpu(eager->len) > KCOLL_WIRE_EAGER_MAX ||
-		    len < sizeof(*eager) + be64_to_cpu(eager->len))
-			goto bad;
-		kcoll_p2p_eager_rx(conn, eager);
-		return;
-	case KCOLL_MSG_DONE:
-		kcoll_p2p_done_rx(conn, (const void *)hdr);
-		return;
-	default:
-		goto bad;
-	}
-bad:
-	kcoll_proto_error(conn, "malformed message");
+static const struct kcoll_rx_handler kcoll_p2p_rx_handlers[] = {
+	{ .type = KCOLL_MSG_CTS, .handler = kcoll_p2p_cts_rx },
+	{ .type = KCOLL_MSG_EAGER, .handler = kcoll_p2p_eager_rx },
+	{ .type = KCOLL_MSG_DONE, .handler = kcoll_p2p_done_rx },
+	{ .type = KCOLL_MSG_NOP, .handler = kcoll_p2p_nop_rx },
+};
+
+int kcoll_p2p_rx_init(void)
+{
+	return kcoll_rx_register_handlers(kcoll_p2p_rx_handlers,
+					  ARRAY_SIZE(kcoll_p2p_rx_handlers));
 }
 
 static bool kcoll_conn_busy(struct kcoll_conn *conn)
