@@ -8,6 +8,7 @@
 #   make demo             boot a 3-node virtual cluster and show kcoll running on it
 #   make install          module (+depmod), library, headers, tools, man pages, udev rule
 #   make sparse | checkpatch   static checks of kmod/
+#   make check-layers     the layer rule of kmod/ (Documentation/design.rst); make check runs it
 #   make fuzz             the fuzzer on 1 VM for FUZZ_SECONDS (300; FUZZ_NODES=2: on 2 VMs too)
 #   make bench            kcoll vs perftest, Open MPI and Gloo on 2 and 4 VMs: bench/out/report.md
 #   make bench-smoke      the same at tiny sizes on 2 VMs, checked for a well-formed report
@@ -99,6 +100,9 @@ install: module lib tools examples
 sparse: check-kdir
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 CF="-D__CHECK_ENDIAN__" modules
 
+check-layers:
+	selftests/host/check_layers.sh
+
 # checkpatch.pl comes from Debian's linux-source-6.1, unpacked under build/ (not committed).
 checkpatch:
 	@rig/kernel-script.sh build/kscripts scripts/checkpatch.pl scripts/spelling.txt \
@@ -119,4 +123,4 @@ clean:
 
 .PHONY: all check-kdir module lib tools examples selftests deps check check-debug demo install sparse \
 	fuzz \
-	checkpatch clean kcoll-perf bench bench-smoke
+	checkpatch check-layers clean kcoll-perf bench bench-smoke
