@@ -727,6 +727,67 @@ TEST_F_TIMEOUT(world, bad_arguments, 120)
 	EXPECT_EQ(0, run(_metadata, self, &ok));
 }
 
+/*
+ * Remote write scope of a collective's receive into the caller's memory
+ * (Documentation/security.rst, "Remote write scope"): the receive region's keys die
+ * before the call returns.  Every rank all-reduces into memory at an odd offset inside a
+ * page with sentinels around it; once the call has returned, no MR of the receive's
+ * length (nor of the pages it touches) may be left on the node, the sum must be right
+ * and no sentinel written.  Twice, so the second call also sees what the first left.
+ */
+TEST_F_TIMEOUT(world, recv_region_revoked_before_return, 300)
+{
+	enum { OFF = 3, LEN = 5 * 4096 + 77, PAGES = 8 };
+	const uint64_t rounded = 6 * 4096;	/* the pages [OFF, OFF + LEN) touches */
+	struct kcoll_coll base = {
+		.size = sizeof(base), .comm = self->comm, .coll = KCOLL_ALLREDUCE,
+		.dtype = KCOLL_UINT8, .op = KCOLL_SUM, .count = LEN,
+	}, c;
+	unsigned char *map, *rx, *tx;
+	unsigned int round, r;
+	uint64_t i;
+
+	ASSERT_EQ(4096, sysconf(_SC_PAGESIZE));
+	map = mmap(NULL, PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		   -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	rx = map + OFF;
+	tx = malloc(LEN);
+	ASSERT_NE(NULL, tx);
+	for (i = 0; i < LEN; i++)
+		tx[i] = kt_byte(self->rank, LEN, i);
+	base.sendbuf = (uintptr_t)tx;
+	base.recvbuf = (uintptr_t)rx;
+	for (round = 0; round < 2; round++) {
+		c = base;	/* the call writes algo_used back */
+		memset(map, 0xa5, PAGES * 4096);
+		ASSERT_EQ(0, kt_ioctl(self->fd, KCOLL_IOC_COLL, &c));
+		EXPECT_EQ(0, kt_mrs_of_length(LEN)) TH_LOG("round %u: MR outlives the call",
+							    round);
+		EXPECT_EQ(0, kt_mrs_of_length(rounded)) TH_LOG("round %u: page-rounded MR",
+								round);
+		for (i = 0; i < LEN; i++) {
+			unsigned char want = 0;
+
+			for (r = 0; r < self->nranks; r++)
+				want += kt_byte(r, LEN, i);
+			if (rx[i] != want)
+				break;
+		}
+		EXPECT_EQ(LEN, i) TH_LOG("round %u: byte %llu differs", round,
+					 (unsigned long long)i);
+		for (i = 0; i < PAGES * 4096; i++)
+			if ((i < OFF || i >= OFF + LEN) && map[i] != 0xa5)
+				break;
+		EXPECT_EQ(PAGES * 4096, i) TH_LOG("round %u: sentinel byte %llu written", round,
+						  (unsigned long long)i);
+		/* Nobody starts the next round while another rank still looks at its MRs. */
+		ASSERT_EQ(0, kt_barrier(self->fd, self->comm));
+	}
+	free(tx);
+	munmap(map, PAGES * 4096);
+}
+
 /* A buffer in use by a collective in flight cannot be destroyed; after, it can. */
 TEST_F_TIMEOUT(world, nonblocking_poll_and_busy_buffer, 300)
 {

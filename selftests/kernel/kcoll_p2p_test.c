@@ -250,17 +250,6 @@ TEST_F_TIMEOUT(world, poll_reports_completion, 120)
 				    sizeof(rx), NULL));
 }
 
-/* MRs of this node whose length is @len (rdma res lists the kernel's, kcoll's among them). */
-static int mrs_of_length(uint64_t len)
-{
-	char cmd[160];
-
-	snprintf(cmd, sizeof(cmd),
-		 "exit $(rdma resource show mr | grep -cE 'mrlen %llu( |$)')",
-		 (unsigned long long)len);
-	return kt_sh(cmd);
-}
-
 /*
  * Remote write scope of a receive into the caller's memory (Documentation/security.rst,
  * "Remote write scope"): rank 0 receives at an odd offset inside a page, with sentinel
@@ -301,8 +290,8 @@ TEST_F_TIMEOUT(world, recv_keys_cover_exact_bytes_until_return, 120)
 			ASSERT_EQ(0, kt_p2p(self->fd, self->comm,
 					    KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK, 1, rx, LEN,
 					    &req));
-			EXPECT_EQ(1, mrs_of_length(LEN)) TH_LOG("no MR of exactly %d bytes", LEN);
-			EXPECT_EQ(0, mrs_of_length(rounded)) TH_LOG("a page-rounded MR");
+			EXPECT_EQ(1, kt_mrs_of_length(LEN)) TH_LOG("no MR of exactly %d bytes", LEN);
+			EXPECT_EQ(0, kt_mrs_of_length(rounded)) TH_LOG("a page-rounded MR");
 			ASSERT_EQ(0, kt_p2p(self->fd, self->comm, KCOLL_P2P_SEND, 1, &token, 1,
 					    NULL));
 			ASSERT_EQ(0, kt_wait(self->fd, self->comm, req, ~0u, &status, &got));
@@ -316,8 +305,8 @@ TEST_F_TIMEOUT(world, recv_keys_cover_exact_bytes_until_return, 120)
 		}
 		EXPECT_EQ(LEN, got);
 		/* Returned: the keys are dead, no MR of the receive is left. */
-		EXPECT_EQ(0, mrs_of_length(LEN)) TH_LOG("round %d: MR outlives the call", round);
-		EXPECT_EQ(0, mrs_of_length(rounded)) TH_LOG("round %d: MR outlives the call",
+		EXPECT_EQ(0, kt_mrs_of_length(LEN)) TH_LOG("round %d: MR outlives the call", round);
+		EXPECT_EQ(0, kt_mrs_of_length(rounded)) TH_LOG("round %d: MR outlives the call",
 							   round);
 		for (i = 0; i < LEN; i++)
 			if (rx[i] != tx[i])

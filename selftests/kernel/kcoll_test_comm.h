@@ -35,6 +35,17 @@ static inline int kt_sh(const char *cmd)
 	return WIFEXITED(ret) ? WEXITSTATUS(ret) : -1;
 }
 
+/* MRs of this node whose length is @len (rdma res lists the kernel's, kcoll's among them). */
+static inline int kt_mrs_of_length(uint64_t len)
+{
+	char cmd[160];
+
+	snprintf(cmd, sizeof(cmd),
+		 "exit $(rdma resource show mr | grep -cE 'mrlen %llu( |$)')",
+		 (unsigned long long)len);
+	return kt_sh(cmd);
+}
+
 /* The number a file (a sysfs or module parameter file) starts with, or @def. */
 static inline long kt_read_long(const char *path, long def)
 {
