@@ -617,6 +617,25 @@ struct kcoll_rx_handler {
 	bool after_bye;
 };
 
+/**
+ * struct kcoll_conn_upcalls - what a connection tells the layer above it (point-to-point),
+ * registered once at load with kcoll_conn_set_upcalls(), so the transport never names it
+ * @rx:		a control message arrived; comm->lock not held
+ * @acked:	the control message that carried @req was delivered (acknowledged);
+ *		comm->lock held
+ * @put:	drop the reference on @req that its control message held; no lock held
+ * @progress:	the send queue moved or a message was processed: move queued work;
+ *		comm->lock not held
+ * @peer_left:	the peer said BYE: fail what it never took; comm->lock held
+ */
+struct kcoll_conn_upcalls {
+	void (*rx)(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
+	void (*acked)(struct kcoll_req *req);
+	void (*put)(struct kcoll_req *req);
+	void (*progress)(struct kcoll_conn *conn);
+	void (*peer_left)(struct kcoll_conn *conn);
+};
+
 /* kcoll_rx.c */
 int kcoll_rx_register_handler(const struct kcoll_rx_handler *h);
 int kcoll_rx_register_handlers(const struct kcoll_rx_handler *hs, unsigned int n);
@@ -661,6 +680,7 @@ int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *ctrl, size_t len
 int kcoll_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type);
 void kcoll_conn_retry_work(struct work_struct *work);
 int kcoll_conn_rx_init(void);
+void kcoll_conn_set_upcalls(const struct kcoll_conn_upcalls *up);
 
 /* kcoll_listen.c */
 struct kcoll_listener;
@@ -729,10 +749,7 @@ int kcoll_req_queue(struct kcoll_req *req);
 struct kcoll_req *kcoll_req_new(struct kcoll_comm *comm, u32 peer, bool send);
 long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg);
 long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg);
-int kcoll_p2p_rx_init(void);
-void kcoll_p2p_progress(struct kcoll_conn *conn);
-void kcoll_p2p_acked(struct kcoll_req *req);
-void kcoll_p2p_peer_left(struct kcoll_conn *conn);
+int kcoll_p2p_init(void);
 void kcoll_req_complete(struct kcoll_req *req, int status, u64 result);
 void kcoll_req_put(struct kcoll_req *req);
 void kcoll_ctx_drop_reqs(struct kcoll_ctx *ctx);

@@ -26,6 +26,20 @@
 static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 
+/* The layer above (kcoll_conn_set_upcalls()); set at load, before any connection. */
+static const struct kcoll_conn_upcalls *kcoll_up;
+
+/**
+ * kcoll_conn_set_upcalls - the layer above connections says how to reach it
+ * @up:	its callbacks, all set; static, it lives as long as the module
+ *
+ * Context: module load, before any connection exists.
+ */
+void kcoll_conn_set_upcalls(const struct kcoll_conn_upcalls *up)
+{
+	kcoll_up = up;
+}
+
 static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kcoll_conn *conn = container_of(wc->wr_cqe, struct kcoll_conn, wr_cqe);
@@ -44,7 +58,7 @@ static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
 		return;
 	}
-	kcoll_p2p_progress(conn);
+	kcoll_up->progress(conn);
 }
 
 static void kcoll_conn_free_ctrl(struct kcoll_conn *conn)
@@ -66,7 +80,7 @@ static void kcoll_conn_free_ctrl(struct kcoll_conn *conn)
 		 * the CQ drops that late completion.
 		 */
 		if (conn->tx[i].req) {
-			kcoll_req_put(conn->tx[i].req);
+			kcoll_up->put(conn->tx[i].req);
 			conn->tx[i].req = NULL;
 		}
 		if (conn->tx[i].msg) {
@@ -330,10 +344,10 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (atomic_read(&comm->ctrl_waiters))	/* a buffer's announcement waits for a slot */
 		wake_up_all(&comm->wq);
 	if (req && wc->status == IB_WC_SUCCESS)
-		kcoll_p2p_acked(req);
+		kcoll_up->acked(req);
 	spin_unlock_bh(&comm->lock);
 	if (req)
-		kcoll_req_put(req);	/* the EAGER's, DONE's or CTS's reference */
+		kcoll_up->put(req);	/* the EAGER's, DONE's or CTS's reference */
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_err_ratelimited("comm %llx: rank %u: send to rank %u failed: %s\n",
@@ -342,7 +356,7 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
 		return;
 	}
-	kcoll_p2p_progress(conn);
+	kcoll_up->progress(conn);
 }
 
 static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -361,10 +375,10 @@ static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&comm->lock);
 	conn->last_ok = jiffies;
 	spin_unlock_bh(&comm->lock);
-	kcoll_rx_dispatch(conn, c->msg, wc->byte_len);
+	kcoll_up->rx(conn, c->msg, wc->byte_len);
 	if (kcoll_conn_post_rx(conn, c))
 		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
-	kcoll_p2p_progress(conn);
+	kcoll_up->progress(conn);
 }
 
 static void kcoll_conn_param(struct kcoll_conn *conn, struct rdma_conn_param *p)
@@ -918,7 +932,7 @@ static void kcoll_conn_established(struct kcoll_conn *conn, struct rdma_cm_id *i
 
 /*
  * The peer destroyed its end in order: what we had pending with it and it never took fails
- * with ECONNRESET (kcoll_p2p_peer_left()), the rest of the communicator goes on.  The memory
+ * with ECONNRESET (kcoll_up->peer_left), the rest of the communicator goes on.  The memory
  * of those requests is released once the disconnect that follows has drained the QP.
  */
 static void kcoll_conn_peer_left(struct kcoll_conn *conn)
@@ -929,7 +943,7 @@ static void kcoll_conn_peer_left(struct kcoll_conn *conn)
 	conn->peer_left = true;
 	if (conn->state == KCOLL_CONN_UP)
 		kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
-	kcoll_p2p_peer_left(conn);
+	kcoll_up->peer_left(conn);
 	spin_unlock_bh(&comm->lock);
 	kcoll_nl_event_peer_lost(comm, conn->peer, -ECONNRESET);
 }

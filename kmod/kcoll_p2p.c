@@ -244,7 +244,7 @@ static bool kcoll_p2p_eager_claim(struct kcoll_conn *conn, struct kcoll_req *req
  *
  * Context: comm->lock.
  */
-void kcoll_p2p_acked(struct kcoll_req *req)
+static void kcoll_p2p_acked(struct kcoll_req *req)
 {
 	lockdep_assert_held(&req->comm->lock);
 	req->acked = true;
@@ -549,7 +549,7 @@ again:
  *
  * Context: process context, comm->lock not held.
  */
-void kcoll_p2p_progress(struct kcoll_conn *conn)
+static void kcoll_p2p_progress(struct kcoll_conn *conn)
 {
 	struct kcoll_comm *comm = conn->comm;
 
@@ -573,7 +573,7 @@ void kcoll_p2p_progress(struct kcoll_conn *conn)
  *
  * Context: comm->lock.
  */
-void kcoll_p2p_peer_left(struct kcoll_conn *conn)
+static void kcoll_p2p_peer_left(struct kcoll_conn *conn)
 {
 	struct kcoll_comm *comm = conn->comm;
 	struct kcoll_req *req;
@@ -808,8 +808,18 @@ static const struct kcoll_rx_handler kcoll_p2p_rx_handlers[] = {
 	{ .type = KCOLL_MSG_NOP, .handler = kcoll_p2p_nop_rx },
 };
 
-int kcoll_p2p_rx_init(void)
+static const struct kcoll_conn_upcalls kcoll_p2p_upcalls = {
+	.rx = kcoll_rx_dispatch,
+	.acked = kcoll_p2p_acked,
+	.put = kcoll_req_put,
+	.progress = kcoll_p2p_progress,
+	.peer_left = kcoll_p2p_peer_left,
+};
+
+/* At load: point-to-point's message types, and what connections tell it. */
+int kcoll_p2p_init(void)
 {
+	kcoll_conn_set_upcalls(&kcoll_p2p_upcalls);
 	return kcoll_rx_register_handlers(kcoll_p2p_rx_handlers,
 					  ARRAY_SIZE(kcoll_p2p_rx_handlers));
 }
