@@ -655,6 +655,7 @@ void kcoll_comm_get(struct kcoll_comm *comm);
 void kcoll_comm_put(struct kcoll_comm *comm);
 void kcoll_comm_fail(struct kcoll_comm *comm, int err, u32 rank);
 void kcoll_comm_set_error_locked(struct kcoll_comm *comm, int err, u32 rank);
+bool kcoll_comm_change_state(struct kcoll_comm *comm, int new_state, int err);
 void kcoll_comm_shutdown_dev(struct kcoll_dev *dev);
 struct kcoll_comm *kcoll_comm_find_get(struct net *net, u64 comm_id, u32 rank);
 unsigned int kcoll_comm_count(void);

@@ -713,8 +713,7 @@ static void kcoll_comm_check_ready(struct kcoll_comm *comm)
 	lockdep_assert_held(&comm->lock);
 	if (comm->state == KCOLL_COMM_CONNECTING && comm->nup == comm->nranks - 1 &&
 	    comm->nready == comm->nranks - 1) {
-		kcoll_trace_comm_state(comm, comm->state, KCOLL_COMM_READY, 0);
-		comm->state = KCOLL_COMM_READY;
+		kcoll_comm_change_state(comm, KCOLL_COMM_READY, 0);
 		comm->was_ready = true;
 		wake_up_all(&comm->wq);
 	}
