@@ -17,7 +17,7 @@ allow=${2:-$(dirname "$0")/layers.allow}
 # Lowest first.  A file not listed here fails: every new file takes a place.
 layer_of() {
 	case $1 in
-	kcoll_trace.c|kcoll_uarg.c|kcoll_engine.c) echo 0 ;;		# helpers
+	kcoll_trace.c|kcoll_uarg.c|kcoll_engine.c|kcoll_fault.c) echo 0 ;; # helpers
 	kcoll_ib.c|kcoll_listen.c|kcoll_conn.c|kcoll_region.c) echo 1 ;;	# transport (RDMA)
 	kcoll_rx.c) echo 2 ;;						# receive dispatch
 	kcoll_p2p.c|kcoll_buf.c) echo 3 ;;				# point-to-point
