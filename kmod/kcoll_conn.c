@@ -208,7 +208,17 @@ out_free_cq:
 /* Destroy QP, CQ and control buffers; the QP must be drained (or never connected). */
 static void kcoll_conn_destroy_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 {
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
 	if (conn->qp) {
+		/*
+		 * Error state first, even for a QP that never came up: rxe 6.1 queues
+		 * arriving packets on the QP with a reference each and drains them only from
+		 * its tasks in error state (rxe_qp_error() runs them) -- destroying a QP that
+		 * still holds some waits 50 s for them in __rxe_cleanup() and WARNs.  Packets
+		 * that arrive after this are dropped.  Failure is harmless: destroy follows.
+		 */
+		ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
 		rdma_destroy_qp(id);
 		conn->qp = NULL;
 	}
