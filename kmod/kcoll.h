@@ -774,6 +774,18 @@ void kcoll_sysfs_dev_del(struct kcoll_dev *dev);
 void kcoll_sysfs_dev_rename(struct kcoll_dev *dev);
 struct kobject *kcoll_sysfs_subdir(const char *name, umode_t mode);
 
+/*
+ * What a call on @comm gets once it is not ready (shut down, or shutting down): its sticky
+ * error (ENODEV after device removal, ...), or ENOTCONN before it had one (still
+ * connecting, destroyed).  The error is set once, under comm->lock, before shutdown.
+ */
+static inline int kcoll_comm_unready(const struct kcoll_comm *comm)
+{
+	int err = READ_ONCE(comm->error);
+
+	return err ? err : -ENOTCONN;
+}
+
 /* kcoll_chrdev.c */
 int kcoll_chrdev_init(void);
 void kcoll_chrdev_exit(void);

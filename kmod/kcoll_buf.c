@@ -487,7 +487,7 @@ long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg)
 	ret = comm->state == KCOLL_COMM_READY ? 0 : (comm->error ? comm->error : -ENOTCONN);
 	spin_unlock_bh(&comm->lock);
 	if (!ret && comm->shut)
-		ret = -ENOTCONN;
+		ret = kcoll_comm_unready(comm);
 	if (ret)
 		goto out_unlock;
 	ret = kcoll_region_map(comm, &buf->region, comm->nranks > 1, true);

@@ -446,7 +446,7 @@ static int kcoll_op_scratch_locked(struct kcoll_op *op)
 	if (!mutex_trylock(&comm->teardown_mutex))
 		return -EAGAIN;
 	WRITE_ONCE(comm->scratch_wait, false);
-	err = comm->shut ? -ENOTCONN : kcoll_op_scratch(op, op->base[KCOLL_BUF_SCRATCH]);
+	err = comm->shut ? kcoll_comm_unready(comm) : kcoll_op_scratch(op, op->base[KCOLL_BUF_SCRATCH]);
 	mutex_unlock(&comm->teardown_mutex);
 	return err;
 }
@@ -791,7 +791,7 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 	 * once nhw is zero: the op counts in nhw from here until kcoll_op_release_hw().
 	 */
 	mutex_lock(&comm->teardown_mutex);
-	op = comm->shut ? ERR_PTR(-ENOTCONN) : kcoll_op_create(comm, &arg);
+	op = comm->shut ? ERR_PTR(kcoll_comm_unready(comm)) : kcoll_op_create(comm, &arg);
 	kcoll_teardown_unlock(comm);
 	if (IS_ERR(op)) {
 		ret = PTR_ERR(op);

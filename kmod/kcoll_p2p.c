@@ -1084,7 +1084,7 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 		if (held)
 			kcoll_comm_hw_hold(comm);
 		ret = held ? kcoll_mem_pin(comm, &req->mem, arg.addr, arg.len, !req->send) :
-			     -ENOTCONN;
+			     kcoll_comm_unready(comm);
 		kcoll_teardown_unlock(comm);
 		if (ret) {
 			kcoll_mem_release(&req->mem);

@@ -189,18 +189,21 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
 
 /*
  * Map chunk @ch (pages [@first, @first + @n) of @r, DMA mapped) into its MR.  Pinned user
- * memory is registered byte-exact: the MR starts at the caller's first byte (the in-page
- * offset, through ib_map_mr_sg()'s sg_offset) and ends after its last (the last entry's
- * length is shortened for the call and restored for the unmap), so its iova and length
- * are the caller's bytes.  The chunk holds at least one byte of the region, and every
- * mapped entry whole pages, so the trimmed entry keeps a positive length.
+ * memory is registered byte-exact: the MR starts at the caller's first byte and ends
+ * after its last, so its iova and length are the caller's bytes.  The first DMA entry is
+ * advanced by the in-page offset and the last one shortened for the call, then both are
+ * restored for the unmap.  Not ib_map_mr_sg()'s sg_offset: siw in 6.1 builds its page
+ * list from the entries and ignores it, so a write at the MR's iova landed at the start
+ * of the page.  The chunk holds at least one byte of the region, and every mapped entry
+ * whole pages, so the trimmed entries keep a positive length.
  */
 static int kcoll_region_map_mr(struct kcoll_region *r, struct kcoll_region_chunk *ch,
 			       unsigned int first, unsigned int n)
 {
 	u64 start = (u64)first << PAGE_SHIFT, end = (u64)(first + n) << PAGE_SHIFT;
-	unsigned int off = 0, trim = 0, len, i;
-	struct scatterlist *sg, *last = NULL;
+	struct scatterlist *sg, *head = ch->sgt.sgl, *last = NULL;
+	unsigned int off = 0, trim = 0, head_len, last_len, i;
+	dma_addr_t head_addr;
 	int ret;
 
 	if (r->pinned) {
@@ -210,10 +213,16 @@ static int kcoll_region_map_mr(struct kcoll_region *r, struct kcoll_region_chunk
 	}
 	for_each_sgtable_dma_sg(&ch->sgt, sg, i)
 		last = sg;
-	len = sg_dma_len(last);
-	sg_dma_len(last) = len - trim;
-	ret = ib_map_mr_sg(ch->mr, ch->sgt.sgl, ch->sgt.nents, &off, PAGE_SIZE);
-	sg_dma_len(last) = len;
+	head_addr = sg_dma_address(head);
+	head_len = sg_dma_len(head);
+	last_len = sg_dma_len(last);
+	sg_dma_len(last) = last_len - trim;
+	sg_dma_address(head) = head_addr + off;
+	sg_dma_len(head) -= off;
+	ret = ib_map_mr_sg(ch->mr, ch->sgt.sgl, ch->sgt.nents, NULL, PAGE_SIZE);
+	sg_dma_address(head) = head_addr;
+	sg_dma_len(head) = head_len;
+	sg_dma_len(last) = last_len;
 	if (ret != ch->sgt.nents)
 		return ret < 0 ? ret : -EINVAL;
 	return 0;
@@ -242,7 +251,7 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 	if (comm->nranks == 1 && !remote)
 		goto map_cpu;	/* no peers, no device: the CPU does everything */
 	if (!comm->dev)
-		return -ENOTCONN;	/* shut down (callers check, under teardown_mutex) */
+		return kcoll_comm_unready(comm);	/* shut down (callers check first) */
 	ibdev = comm->dev->ibdev;
 	per = kcoll_region_mr_pages(comm);
 	nchunks = DIV_ROUND_UP(r->npages, per);
