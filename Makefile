@@ -11,6 +11,7 @@
 #                         the Python package kcoll (PYTHONDIR: /usr/lib/python3/dist-packages);
 #                         never the selftests' engine module
 #   make sparse | checkpatch   static checks of kmod/
+#   make check-layers     the layer rule of kmod/ (Documentation/design.rst); make check runs it
 #   make fuzz             the fuzzer on 1 VM for FUZZ_SECONDS (300; FUZZ_NODES=2: on 2 VMs too)
 #   make bench            kcoll vs perftest, Open MPI and Gloo on 2 and 4 VMs: bench/out/report.md
 #                         (BENCH_NODES="2 4 8": also on 8 VMs, for kcoll-sim's validation)
@@ -111,6 +112,9 @@ install: module lib tools examples
 sparse: check-kdir
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 CF="-D__CHECK_ENDIAN__" modules
 
+check-layers:
+	selftests/host/check_layers.sh
+
 # checkpatch.pl comes from Debian's linux-source-6.1, unpacked under build/ (not committed).
 checkpatch:
 	@rig/kernel-script.sh build/kscripts scripts/checkpatch.pl scripts/spelling.txt \
@@ -131,4 +135,4 @@ clean:
 
 .PHONY: all check-kdir module lib tools examples selftests deps check check-debug demo install sparse \
 	fuzz \
-	checkpatch clean kcoll-perf bench bench-smoke
+	checkpatch check-layers clean kcoll-perf bench bench-smoke

@@ -139,7 +139,20 @@ struct kcoll_comm;
 struct kcoll_req;
 
 /**
- * struct kcoll_ctrl - one control message buffer (struct kcoll_wire_msg), DMA mapped
+ * struct kcoll_req_ops - a request's completion callbacks into the layer that queued it
+ * (as rtrs's conf()), so point-to-point never names that layer
+ * @done:	the outcome is known, @req->status and @req->result set; or, for an eager
+ *		send, its data left with the message (later failures then fail the comm).
+ *		Called once; comm->lock held
+ * @released:	the request gave its memory and hardware back; no lock held
+ */
+struct kcoll_req_ops {
+	void (*done)(struct kcoll_req *req);
+	void (*released)(struct kcoll_req *req);
+};
+
+/**
+ * struct kcoll_ctrl - one control message buffer (kcoll_wire.h), DMA mapped
  * @cqe:	completion of its SEND or RECV
  * @conn:	connection it belongs to
  * @msg:	KCOLL_WIRE_MSG_SIZE bytes
@@ -413,8 +426,11 @@ enum kcoll_req_state {
  * @all:	in comm->reqs while it holds hardware resources (comm->lock)
  * @hw_queued:	@hw_work queued (comm->lock)
  * @hw_work:	releases DMA mappings, registrations and pinned pages
+ * @ops:	for a request of a layer above point-to-point (a collective's step): how
+ *		point-to-point tells that layer (NULL for the P2P ioctl's requests)
  * @op, @step:	for a step of a collective operation: the operation (a reference) and
- *		the step's index; @tag: what the CTS carries for the peer to check
+ *		the step's index, @ops' business only; @tag: what the CTS carries for the
+ *		peer to check
  */
 struct kcoll_req {
 	struct kref ref;
@@ -440,6 +456,7 @@ struct kcoll_req {
 	struct list_head all;
 	bool hw_queued;
 	struct work_struct hw_work;
+	const struct kcoll_req_ops *ops;
 	struct kcoll_op *op;
 	u32 step;
 	u64 tag;
@@ -568,7 +585,10 @@ struct kcoll_op {
 struct kcoll_cts {
 	struct list_head list;
 	u32 len;
-	struct kcoll_wire_msg msg;	/* followed by its segments (EAGER: its data) */
+	union {		/* followed by the CTS's segments or the EAGER's data */
+		struct kcoll_wire_cts cts;
+		struct kcoll_wire_eager eager;
+	};
 };
 
 /* kcoll_main.c: module parameters */
@@ -585,6 +605,43 @@ extern bool kcoll_require_secret;
 u64 kcoll_wire_mac(const struct kcoll_comm *comm, const struct kcoll_wire_hello *h, u32 tag);
 extern struct workqueue_struct *kcoll_wq;
 
+/**
+ * struct kcoll_rx_handler - what the layer that owns a message type does with it
+ * @handler:	called with the message (at least KCOLL_WIRE_FIXED_SIZE bytes, the magic
+ *		checked) from the connection's receive completion, comm->lock not held
+ * @type:	enum kcoll_wire_type
+ * @after_bye:	still called once the peer said BYE (the connection layer's own types)
+ */
+struct kcoll_rx_handler {
+	void (*handler)(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
+	u8 type;
+	bool after_bye;
+};
+
+/**
+ * struct kcoll_conn_upcalls - what a connection tells the layer above it (point-to-point),
+ * registered once at load with kcoll_conn_set_upcalls(), so the transport never names it
+ * @rx:		a control message arrived; comm->lock not held
+ * @acked:	the control message that carried @req was delivered (acknowledged);
+ *		comm->lock held
+ * @put:	drop the reference on @req that its control message held; no lock held
+ * @progress:	the send queue moved or a message was processed: move queued work;
+ *		comm->lock not held
+ * @peer_left:	the peer said BYE: fail what it never took; comm->lock held
+ */
+struct kcoll_conn_upcalls {
+	void (*rx)(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
+	void (*acked)(struct kcoll_req *req);
+	void (*put)(struct kcoll_req *req);
+	void (*progress)(struct kcoll_conn *conn);
+	void (*peer_left)(struct kcoll_conn *conn);
+};
+
+/* kcoll_rx.c */
+int kcoll_rx_register_handler(const struct kcoll_rx_handler *h);
+int kcoll_rx_register_handlers(const struct kcoll_rx_handler *hs, unsigned int n);
+void kcoll_rx_dispatch(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
+
 /* kcoll_comm.c */
 int kcoll_comm_init(void);
 void kcoll_comm_exit(void);
@@ -599,6 +656,7 @@ void kcoll_comm_get(struct kcoll_comm *comm);
 void kcoll_comm_put(struct kcoll_comm *comm);
 void kcoll_comm_fail(struct kcoll_comm *comm, int err, u32 rank);
 void kcoll_comm_set_error_locked(struct kcoll_comm *comm, int err, u32 rank);
+bool kcoll_comm_change_state(struct kcoll_comm *comm, int new_state, int err);
 void kcoll_comm_shutdown_dev(struct kcoll_dev *dev);
 struct kcoll_comm *kcoll_comm_find_get(struct net *net, u64 comm_id, u32 rank);
 unsigned int kcoll_comm_count(void);
@@ -621,7 +679,10 @@ struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn);
 void kcoll_conn_sq_take(struct kcoll_conn *conn);
 void kcoll_conn_sq_give(struct kcoll_conn *conn, bool ok);
 int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *ctrl, size_t len);
+int kcoll_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type);
 void kcoll_conn_retry_work(struct work_struct *work);
+int kcoll_conn_rx_init(void);
+void kcoll_conn_set_upcalls(const struct kcoll_conn_upcalls *up);
 
 /* kcoll_listen.c */
 struct kcoll_listener;
@@ -654,14 +715,12 @@ long kcoll_ioctl_buf_destroy(struct kcoll_ctx *ctx, void __user *uarg);
 int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma);
 struct kcoll_buf *kcoll_buf_use(struct kcoll_comm *comm, u32 handle, u64 off, u64 len);
 void kcoll_buf_unuse(struct kcoll_buf *buf);
-void kcoll_buf_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);
+int kcoll_buf_rx_init(void);
 void kcoll_buf_drop_all(struct kcoll_comm *comm);
 void kcoll_ctx_drop_maps(struct kcoll_ctx *ctx);
 
 /* kcoll_coll.c */
 long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg);
-void kcoll_op_step_done(struct kcoll_req *req);
-void kcoll_op_req_released(struct kcoll_op *op);
 void kcoll_op_put(struct kcoll_op *op);
 void kcoll_coll_kick(struct kcoll_comm *comm);
 void kcoll_coll_shutdown(struct kcoll_comm *comm);
@@ -692,10 +751,7 @@ int kcoll_req_queue(struct kcoll_req *req);
 struct kcoll_req *kcoll_req_new(struct kcoll_comm *comm, u32 peer, bool send);
 long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg);
 long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg);
-void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);
-void kcoll_p2p_progress(struct kcoll_conn *conn);
-void kcoll_p2p_acked(struct kcoll_req *req);
-void kcoll_p2p_peer_left(struct kcoll_conn *conn);
+int kcoll_p2p_init(void);
 void kcoll_req_complete(struct kcoll_req *req, int status, u64 result);
 void kcoll_req_put(struct kcoll_req *req);
 void kcoll_ctx_drop_reqs(struct kcoll_ctx *ctx);

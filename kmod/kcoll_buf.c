@@ -151,23 +151,24 @@ static struct kcoll_peer_segs *kcoll_buf_early_find(struct kcoll_conn *conn, u32
 /**
  * kcoll_buf_rx - a peer announced (part of) one of its buffers
  * @conn:	connection it arrived on
- * @msg:	the message
+ * @hdr:	the message, a struct kcoll_wire_buf
  * @len:	its bytes
  *
- * An announcement may span several messages: @status is the index of the first segment
- * carried, @reserved1 the total.  The sender sends the parts in order, so each must start
+ * An announcement may span several messages: @first_seg is the index of the first segment
+ * carried, @total_segs the total.  The sender sends the parts in order, so each must start
  * where the previous ended.  What is kept grows with what arrived (never with the total the
  * peer claims), and at most KCOLL_BUF_EARLY_MAX announcements wait for their BUF_CREATE.
  *
  * Context: the connection's receive completion.  Only this path changes an incomplete
  * announcement (BUF_CREATE takes complete ones), so it may grow one outside the lock.
  */
-void kcoll_buf_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
+static void kcoll_buf_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
 {
+	const struct kcoll_wire_buf *msg = (const void *)hdr;
 	struct kcoll_comm *comm = conn->comm;
-	u16 nsegs = be16_to_cpu(msg->nsegs);
-	u32 seq = be32_to_cpu(msg->seq), first = be32_to_cpu(msg->status);
-	u64 total = be64_to_cpu(msg->reserved1), blen = be64_to_cpu(msg->len);
+	u16 nsegs = be16_to_cpu(msg->hdr.nsegs);
+	u32 seq = be32_to_cpu(msg->buf_seq), first = be32_to_cpu(msg->first_seg);
+	u64 total = be64_to_cpu(msg->total_segs), blen = be64_to_cpu(msg->len);
 	struct kcoll_peer_segs *ps, *grown = NULL, *old = NULL;
 	u32 have = 0, cap = 0;
 	const char *what;
@@ -225,6 +226,15 @@ bad:
 	kcoll_proto_error(conn, what);
 }
 
+static const struct kcoll_rx_handler kcoll_buf_rx_handler = {
+	.type = KCOLL_MSG_BUF, .handler = kcoll_buf_rx,
+};
+
+int kcoll_buf_rx_init(void)
+{
+	return kcoll_rx_register_handler(&kcoll_buf_rx_handler);
+}
+
 /* A control slot of @conn is free now, or the comm is not ready.  Context: comm->lock. */
 static bool kcoll_buf_ctrl_ready(struct kcoll_conn *conn)
 {
@@ -266,7 +276,7 @@ static int kcoll_buf_announce(struct kcoll_buf *buf, struct kcoll_conn *conn,
 
 	while (first < nsegs || !nsegs) {
 		u32 n = min_t(u32, nsegs - first, KCOLL_WIRE_MAX_SEGS);
-		struct kcoll_wire_msg *m;
+		struct kcoll_wire_buf *m;
 		struct kcoll_ctrl *c;
 		int ret;
 
@@ -286,12 +296,12 @@ static int kcoll_buf_announce(struct kcoll_buf *buf, struct kcoll_conn *conn,
 			continue;
 		}
 		m = c->msg;
-		m->type = KCOLL_MSG_BUF;
-		m->seq = cpu_to_be32(buf->seq);
+		m->hdr.type = KCOLL_MSG_BUF;
+		m->hdr.nsegs = cpu_to_be16(n);
+		m->buf_seq = cpu_to_be32(buf->seq);
 		m->len = cpu_to_be64(buf->len);
-		m->status = cpu_to_be32(first);
-		m->reserved1 = cpu_to_be64(nsegs);
-		m->nsegs = cpu_to_be16(n);
+		m->first_seg = cpu_to_be32(first);
+		m->total_segs = cpu_to_be64(nsegs);
 		memcpy(m->segs, segs + first, n * sizeof(*segs));
 		ret = kcoll_ctrl_post(conn, c, struct_size(m, segs, n));
 		spin_unlock_bh(&comm->lock);

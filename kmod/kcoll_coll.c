@@ -138,11 +138,11 @@ void kcoll_coll_kick(struct kcoll_comm *comm)
 }
 
 /**
- * kcoll_op_step_done - a step request of an operation completed
+ * kcoll_op_step_done - a step request of an operation completed (its kcoll_req_ops.done)
  * @req:	the step's request (req->op, req->step)
  * Context: comm->lock held (from kcoll_req_complete()).
  */
-void kcoll_op_step_done(struct kcoll_req *req)
+static void kcoll_op_step_done(struct kcoll_req *req)
 {
 	struct kcoll_op *op = req->op;
 	u32 i = req->step;
@@ -167,12 +167,19 @@ void kcoll_op_step_done(struct kcoll_req *req)
 }
 
 /* A step request gave the hardware back (kcoll_req_hw_work()); drops its op reference. */
-void kcoll_op_req_released(struct kcoll_op *op)
+static void kcoll_op_req_released(struct kcoll_req *req)
 {
+	struct kcoll_op *op = req->op;
+
 	if (atomic_dec_and_test(&op->nreqs))
 		kcoll_op_kick(op);
 	kcoll_op_put(op);
 }
+
+static const struct kcoll_req_ops kcoll_op_req_ops = {
+	.done = kcoll_op_step_done,
+	.released = kcoll_op_req_released,
+};
 
 /* Setup ------------------------------------------------------------------------------- */
 
@@ -509,6 +516,7 @@ static int kcoll_op_post(struct kcoll_op *op, u32 i)
 		return -ENOMEM;
 	kref_get(&op->ref);	/* put by kcoll_op_req_released() or below */
 	req->op = op;
+	req->ops = &kcoll_op_req_ops;
 	req->step = i;
 	req->tag = kcoll_sched_step_tag(&op->args, op->tag, st);
 	if (st->bytes) {

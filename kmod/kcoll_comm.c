@@ -209,6 +209,50 @@ static void kcoll_comm_fail_reqs(struct kcoll_comm *comm)
 	}
 }
 
+/**
+ * kcoll_comm_change_state - move @comm to @new_state, if that is a legal transition
+ * @comm:	the communicator
+ * @new_state:	KCOLL_COMM_*
+ * @err:	the error that goes with it, for the trace (0 if none)
+ *
+ * The one place comm->state changes, in the shape of rtrs_clt_change_state(): the legal
+ * transitions are CREATING -> CONNECTING (several ranks) or READY (one), CONNECTING ->
+ * READY, any state before ERROR -> ERROR or ABORTED (the first failure stays), and any
+ * state -> DESTROYED.  A change is traced (kcoll_comm_state).
+ *
+ * Return: true if the state changed.  Context: comm->lock held.
+ */
+bool kcoll_comm_change_state(struct kcoll_comm *comm, int new_state, int err)
+{
+	int old = comm->state;
+	bool legal;
+
+	lockdep_assert_held(&comm->lock);
+	switch (new_state) {
+	case KCOLL_COMM_CONNECTING:
+		legal = old == KCOLL_COMM_CREATING;
+		break;
+	case KCOLL_COMM_READY:
+		legal = old == KCOLL_COMM_CREATING || old == KCOLL_COMM_CONNECTING;
+		break;
+	case KCOLL_COMM_ERROR:
+	case KCOLL_COMM_ABORTED:
+		legal = old < KCOLL_COMM_ERROR;
+		break;
+	case KCOLL_COMM_DESTROYED:
+		legal = true;
+		break;
+	default:
+		legal = false;
+		break;
+	}
+	if (!legal)
+		return false;
+	comm->state = new_state;
+	kcoll_trace_comm_state(comm, old, new_state, err);
+	return true;
+}
+
 static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u32 rank)
 {
 	int old = comm->state;
@@ -222,7 +266,7 @@ static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u3
 	else if (comm->state != KCOLL_COMM_CREATING)
 		pr_info("comm %llx rank %u: %s (%d)\n", comm->comm_id, comm->rank,
 			kcoll_comm_state_names[state], err);
-	comm->state = state;
+	kcoll_comm_change_state(comm, state, err);
 	comm->error = err;
 	if (rank < comm->nranks && comm->failed_rank == U32_MAX)
 		comm->failed_rank = rank;
@@ -230,7 +274,6 @@ static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u3
 	kcoll_coll_kick(comm);
 	wake_up_all(&comm->wq);
 	queue_work(kcoll_wq, &comm->shutdown_work);
-	kcoll_trace_comm_state(comm, old, state, err);
 	if (old != KCOLL_COMM_CREATING && state == KCOLL_COMM_ERROR)
 		kcoll_nl_event_comm(comm, KCOLL_NL_COMM_FAILED);
 	if (old != KCOLL_COMM_CREATING && rank < comm->nranks)
@@ -395,8 +438,7 @@ static void kcoll_comm_say_bye(struct kcoll_comm *comm)
 		c = kcoll_ctrl_get(conn);
 		if (!c)
 			continue;
-		((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_BYE;
-		if (!kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg)))
+		if (!kcoll_ctrl_signal(conn, c, KCOLL_MSG_BYE))
 			sent++;
 	}
 	/* BYE is the last message: no write or DONE may follow it to a peer. */
@@ -417,8 +459,7 @@ static void kcoll_comm_destroy(struct kcoll_comm *comm)
 	kcoll_comm_shutdown(comm);
 	kcoll_buf_drop_all(comm);
 	spin_lock_bh(&comm->lock);
-	kcoll_trace_comm_state(comm, comm->state, KCOLL_COMM_DESTROYED, comm->error);
-	comm->state = KCOLL_COMM_DESTROYED;
+	kcoll_comm_change_state(comm, KCOLL_COMM_DESTROYED, comm->error);
 	spin_unlock_bh(&comm->lock);
 	/*
 	 * Unlisted and out of sysfs together, as kcoll_comm_publish() adds both under the
@@ -751,9 +792,8 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 	comm->handle = handle;
 
 	spin_lock_bh(&comm->lock);
-	kcoll_trace_comm_state(comm, comm->state, comm->nranks > 1 ? KCOLL_COMM_CONNECTING :
-				     KCOLL_COMM_READY, 0);
-	comm->state = comm->nranks > 1 ? KCOLL_COMM_CONNECTING : KCOLL_COMM_READY;
+	kcoll_comm_change_state(comm, comm->nranks > 1 ? KCOLL_COMM_CONNECTING : KCOLL_COMM_READY,
+				0);
 	comm->was_ready = comm->nranks == 1;
 	spin_unlock_bh(&comm->lock);
 	ret = kcoll_comm_publish(comm);

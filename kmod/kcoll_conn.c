@@ -25,7 +25,20 @@
 
 static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc);
-static bool kcoll_conn_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len);
+
+/* The layer above (kcoll_conn_set_upcalls()); set at load, before any connection. */
+static const struct kcoll_conn_upcalls *kcoll_up;
+
+/**
+ * kcoll_conn_set_upcalls - the layer above connections says how to reach it
+ * @up:	its callbacks, all set; static, it lives as long as the module
+ *
+ * Context: module load, before any connection exists.
+ */
+void kcoll_conn_set_upcalls(const struct kcoll_conn_upcalls *up)
+{
+	kcoll_up = up;
+}
 
 static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -45,7 +58,7 @@ static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
 		return;
 	}
-	kcoll_p2p_progress(conn);
+	kcoll_up->progress(conn);
 }
 
 static void kcoll_conn_free_ctrl(struct kcoll_conn *conn)
@@ -67,7 +80,7 @@ static void kcoll_conn_free_ctrl(struct kcoll_conn *conn)
 		 * the CQ drops that late completion.
 		 */
 		if (conn->tx[i].req) {
-			kcoll_req_put(conn->tx[i].req);
+			kcoll_up->put(conn->tx[i].req);
 			conn->tx[i].req = NULL;
 		}
 		if (conn->tx[i].msg) {
@@ -262,7 +275,7 @@ struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn)
 		return NULL;
 	c = list_first_entry(&conn->tx_free, struct kcoll_ctrl, list);
 	list_del_init(&c->list);
-	memset(c->msg, 0, sizeof(struct kcoll_wire_msg));
+	memset(c->msg, 0, KCOLL_WIRE_FIXED_SIZE);
 	c->req = NULL;
 	return c;
 }
@@ -289,11 +302,11 @@ int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len)
 		.opcode = IB_WR_SEND,
 		.send_flags = IB_SEND_SIGNALED,
 	};
-	struct kcoll_wire_msg *m = c->msg;
+	struct kcoll_wire_hdr *hdr = c->msg;
 	int ret;
 
 	lockdep_assert_held(&conn->comm->lock);
-	m->magic = cpu_to_be32(KCOLL_WIRE_MAGIC);
+	hdr->magic = cpu_to_be32(KCOLL_WIRE_MAGIC);
 	ib_dma_sync_single_for_device(conn->comm->dev->ibdev, c->dma, len, DMA_TO_DEVICE);
 	ret = kcoll_fi(POST, -ENOMEM, ib_post_send(conn->qp, &wr, NULL));
 	if (ret) {
@@ -302,6 +315,22 @@ int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len)
 	}
 	kcoll_conn_sq_take(conn);
 	return 0;
+}
+
+/**
+ * kcoll_ctrl_signal - SEND a message whose type is all it says (NOP, READY, BYE)
+ * @conn:	the connection
+ * @c:		buffer from kcoll_ctrl_get()
+ * @type:	KCOLL_MSG_NOP, KCOLL_MSG_READY or KCOLL_MSG_BYE
+ *
+ * Context: comm->lock held; on failure the buffer is back in the free list.
+ */
+int kcoll_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type)
+{
+	struct kcoll_wire_signal *m = c->msg;
+
+	m->hdr.type = type;
+	return kcoll_ctrl_post(conn, c, sizeof(*m));
 }
 
 static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -315,7 +344,7 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	kcoll_conn_sq_give(conn, wc->status == IB_WC_SUCCESS);
 	if (wc->status == IB_WC_SUCCESS) {
 		conn->last_ok = jiffies;
-		if (((struct kcoll_wire_msg *)c->msg)->type == KCOLL_MSG_BYE) {
+		if (((struct kcoll_wire_hdr *)c->msg)->type == KCOLL_MSG_BYE) {
 			comm->nbye_acked++;
 			wake_up_all(&comm->wq);
 		}
@@ -326,10 +355,10 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (atomic_read(&comm->ctrl_waiters))	/* a buffer's announcement waits for a slot */
 		wake_up_all(&comm->wq);
 	if (req && wc->status == IB_WC_SUCCESS)
-		kcoll_p2p_acked(req);
+		kcoll_up->acked(req);
 	spin_unlock_bh(&comm->lock);
 	if (req)
-		kcoll_req_put(req);	/* the EAGER's, DONE's or CTS's reference */
+		kcoll_up->put(req);	/* the EAGER's, DONE's or CTS's reference */
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_err_ratelimited("comm %llx: rank %u: send to rank %u failed: %s\n",
@@ -338,7 +367,7 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
 		return;
 	}
-	kcoll_p2p_progress(conn);
+	kcoll_up->progress(conn);
 }
 
 static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -357,11 +386,10 @@ static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&comm->lock);
 	conn->last_ok = jiffies;
 	spin_unlock_bh(&comm->lock);
-	if (!kcoll_conn_rx(conn, c->msg, wc->byte_len))
-		kcoll_p2p_rx(conn, c->msg, wc->byte_len);
+	kcoll_up->rx(conn, c->msg, wc->byte_len);
 	if (kcoll_conn_post_rx(conn, c))
 		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
-	kcoll_p2p_progress(conn);
+	kcoll_up->progress(conn);
 }
 
 static void kcoll_conn_param(struct kcoll_conn *conn, struct rdma_conn_param *p)
@@ -698,8 +726,7 @@ static void kcoll_comm_check_ready(struct kcoll_comm *comm)
 	lockdep_assert_held(&comm->lock);
 	if (comm->state == KCOLL_COMM_CONNECTING && comm->nup == comm->nranks - 1 &&
 	    comm->nready == comm->nranks - 1) {
-		kcoll_trace_comm_state(comm, comm->state, KCOLL_COMM_READY, 0);
-		comm->state = KCOLL_COMM_READY;
+		kcoll_comm_change_state(comm, KCOLL_COMM_READY, 0);
 		comm->was_ready = true;
 		wake_up_all(&comm->wq);
 	}
@@ -725,8 +752,7 @@ static void kcoll_conn_send_ready(struct kcoll_conn *conn)
 		kcoll_comm_set_error_locked(comm, -ENOMEM, conn->peer);
 		return;
 	}
-	((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_READY;
-	if (kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg))) {
+	if (kcoll_ctrl_signal(conn, c, KCOLL_MSG_READY)) {
 		kcoll_comm_set_error_locked(comm, -EIO, conn->peer);
 		return;
 	}
@@ -759,8 +785,7 @@ void kcoll_comm_nudge(struct kcoll_comm *comm)
 		c = kcoll_ctrl_get(conn);
 		if (!c)
 			continue;
-		((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_NOP;
-		if (kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg)))
+		if (kcoll_ctrl_signal(conn, c, KCOLL_MSG_NOP))
 			kcoll_comm_set_error_locked(comm, -EIO, i);
 	}
 	spin_unlock_bh(&comm->lock);
@@ -919,7 +944,7 @@ static void kcoll_conn_established(struct kcoll_conn *conn, struct rdma_cm_id *i
 
 /*
  * The peer destroyed its end in order: what we had pending with it and it never took fails
- * with ECONNRESET (kcoll_p2p_peer_left()), the rest of the communicator goes on.  The memory
+ * with ECONNRESET (kcoll_up->peer_left), the rest of the communicator goes on.  The memory
  * of those requests is released once the disconnect that follows has drained the QP.
  */
 static void kcoll_conn_peer_left(struct kcoll_conn *conn)
@@ -930,7 +955,7 @@ static void kcoll_conn_peer_left(struct kcoll_conn *conn)
 	conn->peer_left = true;
 	if (conn->state == KCOLL_CONN_UP)
 		kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
-	kcoll_p2p_peer_left(conn);
+	kcoll_up->peer_left(conn);
 	spin_unlock_bh(&comm->lock);
 	kcoll_nl_event_peer_lost(comm, conn->peer, -ECONNRESET);
 }
@@ -978,19 +1003,18 @@ void kcoll_proto_error(struct kcoll_conn *conn, const char *what)
 	spin_unlock_bh(&conn->comm->lock);
 }
 
-/* A control message that belongs to the connection layer; false: not one of those. */
-static bool kcoll_conn_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
+/* BYE: the peer leaves in order (kcoll_conn_peer_left()). */
+static void kcoll_conn_bye_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
+{
+	kcoll_conn_peer_left(conn);
+}
+
+/* READY: the peer has all its connections up; a repeated one is ignored. */
+static void kcoll_conn_ready_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr,
+				u32 len)
 {
 	struct kcoll_comm *comm = conn->comm;
 
-	if (len < sizeof(*msg) || be32_to_cpu(msg->magic) != KCOLL_WIRE_MAGIC)
-		return false;
-	if (msg->type == KCOLL_MSG_BYE) {
-		kcoll_conn_peer_left(conn);
-		return true;
-	}
-	if (msg->type != KCOLL_MSG_READY)
-		return false;
 	spin_lock_bh(&comm->lock);
 	if (!conn->peer_ready) {
 		conn->peer_ready = true;
@@ -1001,7 +1025,18 @@ static bool kcoll_conn_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u
 		kcoll_comm_check_ready(comm);
 	}
 	spin_unlock_bh(&comm->lock);
-	return true;
+}
+
+/* The connection layer's own messages: they count even after the peer's BYE. */
+static const struct kcoll_rx_handler kcoll_conn_rx_handlers[] = {
+	{ .type = KCOLL_MSG_BYE, .handler = kcoll_conn_bye_rx, .after_bye = true },
+	{ .type = KCOLL_MSG_READY, .handler = kcoll_conn_ready_rx, .after_bye = true },
+};
+
+int kcoll_conn_rx_init(void)
+{
+	return kcoll_rx_register_handlers(kcoll_conn_rx_handlers,
+					  ARRAY_SIZE(kcoll_conn_rx_handlers));
 }
 
 /* Events of a connection's cm_id (active ids, and accepted ids via the listener). */

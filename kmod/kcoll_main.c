@@ -116,6 +116,12 @@ static int __init kcoll_init(void)
 	if (kcoll_tos > 255)
 		kcoll_tos = 255;
 	kcoll_fault_init();	/* first: every later step has fail points */
+	/* Each layer routes its message types to itself (kcoll_rx.c), connections to p2p. */
+	ret = kcoll_conn_rx_init() ?: kcoll_p2p_init() ?: kcoll_buf_rx_init();
+	if (ret) {
+		kcoll_fault_exit();
+		return ret;
+	}
 	kcoll_wq = alloc_workqueue("kcoll", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
 	if (!kcoll_wq) {
 		kcoll_fault_exit();

@@ -79,7 +79,6 @@ static void kcoll_req_hw_work(struct work_struct *work)
 {
 	struct kcoll_req *req = container_of(work, struct kcoll_req, hw_work);
 	struct kcoll_comm *comm = req->comm;
-	struct kcoll_op *op = req->op;
 
 	kcoll_mem_release(&req->mem);
 	/*
@@ -91,8 +90,8 @@ static void kcoll_req_hw_work(struct work_struct *work)
 	if (atomic_dec_and_test(&comm->nhw))
 		wake_up_all(&comm->wq);
 	spin_unlock_bh(&comm->lock);
-	if (op)
-		kcoll_op_req_released(op);
+	if (req->ops)
+		req->ops->released(req);
 	kcoll_req_put(req);	/* comm->reqs' reference */
 }
 
@@ -134,9 +133,9 @@ void kcoll_req_complete(struct kcoll_req *req, int status, u64 result)
 		atomic_inc(&comm->ctx->ndone);
 		wake_up_all(&comm->ctx->poll_wq);
 	}
-	if (req->op && !req->step_noted)
-		kcoll_op_step_done(req);
-	else if (req->op && status)	/* its operation went on: fail the comm instead */
+	if (req->ops && !req->step_noted)
+		req->ops->done(req);
+	else if (req->ops && status)	/* its owner went on: fail the comm instead */
 		kcoll_comm_set_error_locked(comm, status == -EMSGSIZE ? -EPROTO : status,
 					    req->conn->peer);
 	wake_up_all(&comm->wq);
@@ -166,17 +165,16 @@ static struct kcoll_req *kcoll_recv_find(struct kcoll_conn *conn, u32 seq)
  * Does the peer's message (a CTS or an EAGER) carry the tag of our request?  If not, the
  * ranks' calls differ: the comm fails with EPROTO.  Context: comm->lock.
  */
-static bool kcoll_p2p_tag_ok(struct kcoll_conn *conn, struct kcoll_req *req,
-			     const struct kcoll_wire_msg *msg)
+static bool kcoll_p2p_tag_ok(struct kcoll_conn *conn, struct kcoll_req *req, __be64 wire_tag)
 {
 	struct kcoll_comm *comm = conn->comm;
+	u64 tag = be64_to_cpu(wire_tag);
 
 	lockdep_assert_held(&comm->lock);
-	if (be64_to_cpu(msg->reserved1) == req->tag)
+	if (tag == req->tag)
 		return true;
 	pr_err_ratelimited("comm %llx rank %u: rank %u posted another operation (%llx, here %llx): the ranks' calls differ\n",
-			   comm->comm_id, comm->rank, conn->peer, be64_to_cpu(msg->reserved1),
-			   req->tag);
+			   comm->comm_id, comm->rank, conn->peer, tag, req->tag);
 	kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
 	return false;
 }
@@ -188,20 +186,20 @@ static bool kcoll_p2p_tag_ok(struct kcoll_conn *conn, struct kcoll_req *req,
  * Context: comm->lock.
  */
 static void kcoll_p2p_eager_deliver(struct kcoll_conn *conn, struct kcoll_req *req,
-				    const struct kcoll_wire_msg *msg)
+				    const struct kcoll_wire_eager *msg)
 {
 	struct kcoll_comm *comm = conn->comm;
 	u64 len = be64_to_cpu(msg->len);
 
 	lockdep_assert_held(&comm->lock);
-	if (!kcoll_p2p_tag_ok(conn, req, msg))
+	if (!kcoll_p2p_tag_ok(conn, req, msg->tag))
 		return;
 	req->eager = true;
 	if (len > req->mem.len) {
 		req->status = -EMSGSIZE;
 	} else {
 		if (len)
-			kcoll_region_copy(req->mem.r, req->mem.offset, (void *)msg->segs, len,
+			kcoll_region_copy(req->mem.r, req->mem.offset, (void *)msg->data, len,
 					  true);
 		req->sent = len;
 	}
@@ -216,7 +214,7 @@ static struct kcoll_cts *kcoll_p2p_eager_find(struct kcoll_conn *conn, u32 seq)
 
 	lockdep_assert_held(&conn->comm->lock);
 	list_for_each_entry(e, &conn->eager_early, list) {
-		if (be32_to_cpu(e->msg.seq) == seq)
+		if (be32_to_cpu(e->eager.seq) == seq)
 			return e;
 	}
 	return NULL;
@@ -235,7 +233,7 @@ static bool kcoll_p2p_eager_claim(struct kcoll_conn *conn, struct kcoll_req *req
 		return false;
 	list_del(&e->list);
 	conn->neager_early--;
-	kcoll_p2p_eager_deliver(conn, req, &e->msg);
+	kcoll_p2p_eager_deliver(conn, req, &e->eager);
 	kfree(e);
 	return true;
 }
@@ -246,7 +244,7 @@ static bool kcoll_p2p_eager_claim(struct kcoll_conn *conn, struct kcoll_req *req
  *
  * Context: comm->lock.
  */
-void kcoll_p2p_acked(struct kcoll_req *req)
+static void kcoll_p2p_acked(struct kcoll_req *req)
 {
 	lockdep_assert_held(&req->comm->lock);
 	req->acked = true;
@@ -269,7 +267,7 @@ static void kcoll_p2p_announce(struct kcoll_conn *conn)
 again:
 	active = 0;
 	list_for_each_entry(req, &conn->recvq, qlist) {
-		struct kcoll_wire_msg *m;
+		struct kcoll_wire_cts *m;
 		struct kcoll_region *r;
 		struct kcoll_ctrl *c;
 		bool eager_only;
@@ -299,10 +297,10 @@ again:
 			return;
 		}
 		m = c->msg;
-		m->type = KCOLL_MSG_CTS;
+		m->hdr.type = KCOLL_MSG_CTS;
 		m->seq = cpu_to_be32(req->seq);
-		m->len = cpu_to_be64(req->mem.len);
-		m->reserved1 = cpu_to_be64(req->tag);
+		m->capacity = cpu_to_be64(req->mem.len);
+		m->tag = cpu_to_be64(req->tag);
 		nsegs = eager_only ? 0 : kcoll_region_segs(r, req->mem.offset, req->mem.len,
 							   m->segs, KCOLL_WIRE_MAX_SEGS);
 		if (nsegs < 0) {
@@ -310,7 +308,7 @@ again:
 			kcoll_req_complete(req, -EMSGSIZE, 0);
 			return;
 		}
-		m->nsegs = cpu_to_be16(nsegs);
+		m->hdr.nsegs = cpu_to_be16(nsegs);
 		/*
 		 * An EAGER into registered memory completes the receive only once this CTS is
 		 * acknowledged: the REG_MR queued before it is done then, and releasing the
@@ -351,11 +349,11 @@ static bool kcoll_p2p_take_cts(struct kcoll_conn *conn, struct kcoll_req *req)
 	if (list_empty(&conn->cts_early))
 		return false;
 	cts = list_first_entry(&conn->cts_early, struct kcoll_cts, list);
-	if (be32_to_cpu(cts->msg.seq) != req->seq) {
+	if (be32_to_cpu(cts->cts.seq) != req->seq) {
 		kcoll_proto_error_locked(conn, "CTS out of step");
 		return false;
 	}
-	if (!kcoll_p2p_tag_ok(conn, req, &cts->msg))
+	if (!kcoll_p2p_tag_ok(conn, req, cts->cts.tag))
 		return false;
 	list_del(&cts->list);
 	conn->ncts_early--;
@@ -371,17 +369,17 @@ static bool kcoll_p2p_take_cts(struct kcoll_conn *conn, struct kcoll_req *req)
 static int kcoll_p2p_eager_send(struct kcoll_conn *conn, struct kcoll_req *req)
 {
 	struct kcoll_ctrl *c = kcoll_ctrl_get(conn);
-	struct kcoll_wire_msg *m;
+	struct kcoll_wire_eager *m;
 
 	if (!c)
 		return -ENOBUFS;
 	m = c->msg;
-	m->type = KCOLL_MSG_EAGER;
+	m->hdr.type = KCOLL_MSG_EAGER;
 	m->seq = cpu_to_be32(req->seq);
 	m->len = cpu_to_be64(req->mem.len);
-	m->reserved1 = cpu_to_be64(req->tag);
+	m->tag = cpu_to_be64(req->tag);
 	if (req->mem.len)
-		kcoll_region_copy(req->mem.r, req->mem.offset, (void *)m->segs, req->mem.len,
+		kcoll_region_copy(req->mem.r, req->mem.offset, m->data, req->mem.len,
 				  false);
 	kref_get(&req->ref);	/* put by kcoll_conn_tx_done() */
 	c->req = req;
@@ -401,8 +399,8 @@ static int kcoll_p2p_eager_send(struct kcoll_conn *conn, struct kcoll_req *req)
 	 * the CTS (a round trip); the request stays queued for them, keeping the order of the
 	 * sends.  A failure after this point fails the communicator, so later calls see it.
 	 */
-	if (req->op) {
-		kcoll_op_step_done(req);
+	if (req->ops) {
+		req->ops->done(req);
 		req->step_noted = true;
 	}
 	return 0;
@@ -444,7 +442,7 @@ static bool kcoll_p2p_eager_cts(struct kcoll_conn *conn, struct kcoll_req *req)
 		return true;
 	if (!kcoll_p2p_take_cts(conn, req))
 		return false;
-	if (req->mem.len > be64_to_cpu(req->cts->msg.len))
+	if (req->mem.len > be64_to_cpu(req->cts->cts.capacity))
 		req->status = -EMSGSIZE;
 	return true;
 }
@@ -484,11 +482,11 @@ again:
 		if (!kcoll_p2p_take_cts(conn, req))
 			return;
 		req->state = KCOLL_REQ_ACTIVE;
-		if (req->mem.len > be64_to_cpu(req->cts->msg.len))
+		if (req->mem.len > be64_to_cpu(req->cts->cts.capacity))
 			req->sent = req->mem.len;	/* nothing to write: DONE says EMSGSIZE */
 	}
 	while (req->sent < req->mem.len && conn->sq_free > KCOLL_SQ_RESERVE) {
-		struct kcoll_wire_seg *seg = &req->cts->msg.segs[req->seg];
+		struct kcoll_wire_seg *seg = &req->cts->cts.segs[req->seg];
 		u64 seg_len = be32_to_cpu(seg->len);
 		u64 want = min3(seg_len - req->seg_off, req->mem.len - req->sent,
 				(u64)KCOLL_MAX_WR_BYTES);
@@ -520,14 +518,14 @@ again:
 		conn->last_tx = jiffies;
 	}
 	if (req->sent == req->mem.len && !req->done_sent) {
-		bool too_big = req->mem.len > be64_to_cpu(req->cts->msg.len);
+		bool too_big = req->mem.len > be64_to_cpu(req->cts->cts.capacity);
 		struct kcoll_ctrl *c = kcoll_ctrl_get(conn);
-		struct kcoll_wire_msg *m;
+		struct kcoll_wire_done *m;
 
 		if (!c)
 			return;
 		m = c->msg;
-		m->type = KCOLL_MSG_DONE;
+		m->hdr.type = KCOLL_MSG_DONE;
 		m->seq = cpu_to_be32(req->seq);
 		m->len = cpu_to_be64(too_big ? 0 : req->mem.len);
 		m->status = cpu_to_be32(too_big ? KCOLL_WIRE_STATUS_MSGSIZE : 0);
@@ -551,7 +549,7 @@ again:
  *
  * Context: process context, comm->lock not held.
  */
-void kcoll_p2p_progress(struct kcoll_conn *conn)
+static void kcoll_p2p_progress(struct kcoll_conn *conn)
 {
 	struct kcoll_comm *comm = conn->comm;
 
@@ -575,7 +573,7 @@ void kcoll_p2p_progress(struct kcoll_conn *conn)
  *
  * Context: comm->lock.
  */
-void kcoll_p2p_peer_left(struct kcoll_conn *conn)
+static void kcoll_p2p_peer_left(struct kcoll_conn *conn)
 {
 	struct kcoll_comm *comm = conn->comm;
 	struct kcoll_req *req;
@@ -629,12 +627,12 @@ void kcoll_p2p_peer_left(struct kcoll_conn *conn)
  * The segments of a CTS cover exactly its capacity, none empty: push relies on it.  A
  * capacity of at most KCOLL_WIRE_EAGER_MAX bytes comes without segments (eager only).
  */
-static bool kcoll_cts_valid(const struct kcoll_wire_msg *msg, u16 nsegs)
+static bool kcoll_cts_valid(const struct kcoll_wire_cts *msg, u16 nsegs)
 {
 	u64 sum = 0;
 	u16 i;
 
-	if (be64_to_cpu(msg->len) <= KCOLL_WIRE_EAGER_MAX)
+	if (be64_to_cpu(msg->capacity) <= KCOLL_WIRE_EAGER_MAX)
 		return nsegs == 0;
 
 	for (i = 0; i < nsegs; i++) {
@@ -642,7 +640,7 @@ static bool kcoll_cts_valid(const struct kcoll_wire_msg *msg, u16 nsegs)
 			return false;
 		sum += be32_to_cpu(msg->segs[i].len);
 	}
-	return sum == be64_to_cpu(msg->len);
+	return sum == be64_to_cpu(msg->capacity);
 }
 
 /*
@@ -672,11 +670,13 @@ keep:
 }
 
 /*
- * An EAGER arrived (length checked): to its receive if that is announced, else kept until
- * it is (the sender did not wait for our CTS).
+ * An EAGER arrived: to its receive if that is announced, else kept until it is (the sender
+ * did not wait for our CTS).
  */
-static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_msg *msg)
+static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr,
+			       u32 bytes)
 {
+	const struct kcoll_wire_eager *msg = (const void *)hdr;
 	struct kcoll_comm *comm = conn->comm;
 	u64 len = be64_to_cpu(msg->len);
 	u32 seq = be32_to_cpu(msg->seq);
@@ -684,6 +684,10 @@ static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_
 	struct kcoll_req *req;
 	const char *why;
 
+	if (len > KCOLL_WIRE_EAGER_MAX || bytes < sizeof(*msg) + len) {
+		kcoll_proto_error(conn, "malformed message");
+		return;
+	}
 	for (;;) {
 		spin_lock_bh(&comm->lock);
 		req = kcoll_recv_find(conn, seq);
@@ -710,8 +714,8 @@ static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_
 			return;
 		}
 		e->len = sizeof(*msg) + len;
-		e->msg = *msg;
-		memcpy(e->msg.segs, msg->segs, len);	/* the data, in the flexible array */
+		e->eager = *msg;
+		memcpy(e->eager.data, msg->data, len);
 	}
 	list_add_tail(&e->list, &conn->eager_early);
 	conn->neager_early++;
@@ -719,18 +723,24 @@ static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_
 }
 
 /*
- * A CTS arrived (its segments checked): kept until its send takes it.  CTSs come in the
- * order of their receives, so a repeated or older one is refused, and so are more than
- * KCOLL_EARLY_MAX ahead of our sends.
+ * A CTS arrived: kept, once its segments are checked, until its send takes it.  CTSs come
+ * in the order of their receives, so a repeated or older one is refused, and so are more
+ * than KCOLL_EARLY_MAX ahead of our sends.
  */
-static void kcoll_p2p_cts_rx(struct kcoll_conn *conn, const struct kcoll_wire_msg *msg,
-			     u32 len, u16 nsegs)
+static void kcoll_p2p_cts_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
 {
+	const struct kcoll_wire_cts *msg = (const void *)hdr;
+	u16 nsegs = be16_to_cpu(hdr->nsegs);
 	struct kcoll_comm *comm = conn->comm;
 	u32 seq = be32_to_cpu(msg->seq);
 	struct kcoll_cts *cts;
 	const char *why = NULL;
 
+	if (nsegs > KCOLL_WIRE_MAX_SEGS || len < struct_size(msg, segs, nsegs) ||
+	    !kcoll_cts_valid(msg, nsegs)) {
+		kcoll_proto_error(conn, "malformed message");
+		return;
+	}
 	spin_lock_bh(&comm->lock);
 	if ((s32)(seq - conn->cts_next) < 0)
 		why = "CTS repeated or out of order";
@@ -742,14 +752,14 @@ static void kcoll_p2p_cts_rx(struct kcoll_conn *conn, const struct kcoll_wire_ms
 		return;
 	}
 	spin_unlock_bh(&comm->lock);
-	cts = kcoll_fi(ALLOC, NULL, kmalloc(struct_size(cts, msg.segs, nsegs), GFP_KERNEL));
+	cts = kcoll_fi(ALLOC, NULL, kmalloc(struct_size(cts, cts.segs, nsegs), GFP_KERNEL));
 	if (!cts) {
 		kcoll_comm_fail(comm, -ENOMEM, conn->peer);
 		return;
 	}
 	cts->len = len;
-	cts->msg = *msg;
-	memcpy(cts->msg.segs, msg->segs, flex_array_size(msg, segs, nsegs));
+	cts->cts = *msg;
+	memcpy(cts->cts.segs, msg->segs, flex_array_size(msg, segs, nsegs));
 	/* Only this receive path adds: the checks above still hold. */
 	spin_lock_bh(&comm->lock);
 	list_add_tail(&cts->list, &conn->cts_early);
@@ -764,8 +774,10 @@ static void kcoll_p2p_cts_rx(struct kcoll_conn *conn, const struct kcoll_wire_ms
  * written (a rendezvous message, so more than KCOLL_WIRE_EAGER_MAX, at most the capacity),
  * or KCOLL_WIRE_STATUS_MSGSIZE with nothing written.  Anything else is the peer's fault.
  */
-static void kcoll_p2p_done_rx(struct kcoll_conn *conn, const struct kcoll_wire_msg *msg)
+static void kcoll_p2p_done_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr,
+			      u32 bytes)
 {
+	const struct kcoll_wire_done *msg = (const void *)hdr;
 	struct kcoll_comm *comm = conn->comm;
 	u32 status = be32_to_cpu(msg->status);
 	u64 len = be64_to_cpu(msg->len);
@@ -784,43 +796,32 @@ static void kcoll_p2p_done_rx(struct kcoll_conn *conn, const struct kcoll_wire_m
 	spin_unlock_bh(&comm->lock);
 }
 
-/* A control message arrived on @conn (@len bytes, already synced for the CPU). */
-void kcoll_p2p_rx(struct kcoll_conn *conn, struct kcoll_wire_msg *msg, u32 len)
+/* NOP: its acknowledgment was the point; that it arrived proved the peer alive. */
+static void kcoll_p2p_nop_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
 {
-	u16 nsegs;
+}
 
-	if (len < sizeof(*msg) || be32_to_cpu(msg->magic) != KCOLL_WIRE_MAGIC)
-		goto bad;
-	/* After its BYE a peer sends nothing more; whatever was in flight is moot. */
-	if (READ_ONCE(conn->peer_left))
-		return;
-	switch (msg->type) {
-	case KCOLL_MSG_CTS:
-		nsegs = be16_to_cpu(msg->nsegs);
-		if (nsegs > KCOLL_WIRE_MAX_SEGS || len < struct_size(msg, segs, nsegs) ||
-		    !kcoll_cts_valid(msg, nsegs))
-			goto bad;
-		kcoll_p2p_cts_rx(conn, msg, len, nsegs);
-		return;
-	case KCOLL_MSG_NOP:
-		return;
-	case KCOLL_MSG_BUF:
-		kcoll_buf_rx(conn, msg, len);
-		return;
-	case KCOLL_MSG_EAGER:
-		if (be64_to_cpu(msg->len) > KCOLL_WIRE_EAGER_MAX ||
-		    len < sizeof(*msg) + be64_to_cpu(msg->len))
-			goto bad;
-		kcoll_p2p_eager_rx(conn, msg);
-		return;
-	case KCOLL_MSG_DONE:
-		kcoll_p2p_done_rx(conn, msg);
-		return;
-	default:
-		goto bad;
-	}
-bad:
-	kcoll_proto_error(conn, "malformed message");
+static const struct kcoll_rx_handler kcoll_p2p_rx_handlers[] = {
+	{ .type = KCOLL_MSG_CTS, .handler = kcoll_p2p_cts_rx },
+	{ .type = KCOLL_MSG_EAGER, .handler = kcoll_p2p_eager_rx },
+	{ .type = KCOLL_MSG_DONE, .handler = kcoll_p2p_done_rx },
+	{ .type = KCOLL_MSG_NOP, .handler = kcoll_p2p_nop_rx },
+};
+
+static const struct kcoll_conn_upcalls kcoll_p2p_upcalls = {
+	.rx = kcoll_rx_dispatch,
+	.acked = kcoll_p2p_acked,
+	.put = kcoll_req_put,
+	.progress = kcoll_p2p_progress,
+	.peer_left = kcoll_p2p_peer_left,
+};
+
+/* At load: point-to-point's message types, and what connections tell it. */
+int kcoll_p2p_init(void)
+{
+	kcoll_conn_set_upcalls(&kcoll_p2p_upcalls);
+	return kcoll_rx_register_handlers(kcoll_p2p_rx_handlers,
+					  ARRAY_SIZE(kcoll_p2p_rx_handlers));
 }
 
 static bool kcoll_conn_busy(struct kcoll_conn *conn)
@@ -872,8 +873,7 @@ void kcoll_comm_watchdog(struct work_struct *work)
 		if (time_after(jiffies, conn->last_tx + timeout / 4)) {
 			c = kcoll_ctrl_get(conn);
 			if (c) {
-				((struct kcoll_wire_msg *)c->msg)->type = KCOLL_MSG_NOP;
-				if (kcoll_ctrl_post(conn, c, sizeof(struct kcoll_wire_msg))) {
+				if (kcoll_ctrl_signal(conn, c, KCOLL_MSG_NOP)) {
 					kcoll_comm_set_error_locked(comm, -EIO, i);
 					goto out_unlock;
 				}

@@ -17,8 +17,9 @@
  * A REJECT with KCOLL_REJ_NOT_YET means the peer has not created the communicator yet: the
  * active side retries until its deadline.
  *
- * On an established RC QP, control messages are SENDs of struct kcoll_wire_msg (header +
- * type-specific body); data moves only by RDMA WRITE into memory the receiver announced.
+ * On an established RC QP, control messages are SENDs of one struct per type (below, each
+ * starting with struct kcoll_wire_hdr); data moves only by RDMA WRITE into memory the
+ * receiver announced.
  * No message needs WRITE WITH IMMEDIATE, so iWARP devices work unchanged.
  *
  * Point-to-point, per ordered pair of ranks (A sends to B), matched in posting order:
@@ -43,8 +44,10 @@
 #define _KCOLL_WIRE_H
 
 #ifdef __KERNEL__
+#include <linux/build_bug.h>
 #include <linux/types.h>
 #else
+#include <assert.h>
 #include <stdint.h>
 #include <linux/types.h>
 #endif
@@ -134,13 +137,14 @@ struct kcoll_wire_reject {
 };
 
 enum kcoll_wire_type {
-	KCOLL_MSG_CTS = 1,	/* clear to send: receiver's memory for message @seq */
-	KCOLL_MSG_DONE = 2,	/* sender finished writing message @seq */
-	KCOLL_MSG_BUF = 3,	/* a collective buffer's segments, for buffer @seq */
-	KCOLL_MSG_NOP = 4,	/* keepalive: its acknowledgment proves the peer alive */
-	KCOLL_MSG_READY = 5,	/* the sender has every connection of the comm up */
-	KCOLL_MSG_BYE = 6,	/* the sender destroys its end: an orderly departure */
-	KCOLL_MSG_EAGER = 7,	/* message @seq's data inline, sent without waiting for a CTS */
+	KCOLL_MSG_CTS = 1,	/* struct kcoll_wire_cts: receiver's memory for a receive */
+	KCOLL_MSG_DONE = 2,	/* struct kcoll_wire_done: sender finished writing a message */
+	KCOLL_MSG_BUF = 3,	/* struct kcoll_wire_buf: part of a collective buffer's segments */
+	KCOLL_MSG_NOP = 4,	/* struct kcoll_wire_signal: keepalive (its ack: the peer lives) */
+	KCOLL_MSG_READY = 5,	/* struct kcoll_wire_signal: the sender has every connection up */
+	KCOLL_MSG_BYE = 6,	/* struct kcoll_wire_signal: the sender destroys its end */
+	KCOLL_MSG_EAGER = 7,	/* struct kcoll_wire_eager: a message's data, sent without a CTS */
+	KCOLL_MSG_TYPES		/* one past the highest type */
 };
 
 /* One registered region the peer may RDMA WRITE into. */
@@ -157,21 +161,132 @@ struct kcoll_wire_seg {
 #define KCOLL_WIRE_STATUS_OK		0
 #define KCOLL_WIRE_STATUS_MSGSIZE	90	/* larger than the receive: nothing written */
 
+/*
+ * Control messages.  Each is one SEND of at most KCOLL_WIRE_MSG_SIZE bytes: a fixed part of
+ * KCOLL_WIRE_FIXED_SIZE bytes, the same size for every type (a shorter SEND is malformed),
+ * then the type's array, if it has one.  Every fixed part starts with struct
+ * kcoll_wire_hdr, which is all a receiver reads before it knows the type; a field has one
+ * meaning, in the one type that has it.  Reserved fields are sent as 0 and ignored.
+ */
 #define KCOLL_WIRE_MSG_SIZE	4096
-#define KCOLL_WIRE_MAX_SEGS	((KCOLL_WIRE_MSG_SIZE - 32) / sizeof(struct kcoll_wire_seg))
-#define KCOLL_WIRE_EAGER_MAX	(KCOLL_WIRE_MSG_SIZE - 32)	/* data bytes after the header */
+#define KCOLL_WIRE_FIXED_SIZE	32
+#define KCOLL_WIRE_MAX_SEGS	((KCOLL_WIRE_MSG_SIZE - KCOLL_WIRE_FIXED_SIZE) / \
+				 sizeof(struct kcoll_wire_seg))
+/* Data bytes an EAGER carries after its fixed part. */
+#define KCOLL_WIRE_EAGER_MAX	(KCOLL_WIRE_MSG_SIZE - KCOLL_WIRE_FIXED_SIZE)
 
-struct kcoll_wire_msg {
+/**
+ * struct kcoll_wire_hdr - the first 8 bytes of every control message
+ * @magic:	KCOLL_WIRE_MAGIC
+ * @type:	enum kcoll_wire_type
+ * @reserved0:	0
+ * @nsegs:	entries of struct kcoll_wire_seg after the fixed part (CTS, BUF); 0 in the
+ *		types without segments
+ */
+struct kcoll_wire_hdr {
 	__be32 magic;
-	__u8 type;		/* enum kcoll_wire_type */
+	__u8 type;
 	__u8 reserved0;
-	__be16 nsegs;		/* CTS, BUF: entries in @segs */
-	__be32 seq;		/* per ordered pair, from 0 */
-	__be32 status;		/* DONE: 0 or KCOLL_WIRE_STATUS_MSGSIZE */
-	/* CTS: capacity; DONE: bytes written; BUF: buffer length; EAGER: data bytes */
-	__be64 len;
-	__be64 reserved1;
+	__be16 nsegs;
+};
+
+/**
+ * struct kcoll_wire_cts - KCOLL_MSG_CTS, clear to send: a receive was posted
+ * @hdr:	@hdr.nsegs: entries in @segs, 0 when @capacity <= KCOLL_WIRE_EAGER_MAX
+ * @seq:	the receive's number in this direction of the connection, from 0
+ * @reserved1:	0
+ * @capacity:	the receive's length in bytes
+ * @tag:	the operation the receive belongs to (0 for point-to-point, see wire.rst)
+ * @segs:	the receive's registered memory, covering exactly @capacity bytes
+ */
+struct kcoll_wire_cts {
+	struct kcoll_wire_hdr hdr;
+	__be32 seq;
+	__be32 reserved1;
+	__be64 capacity;
+	__be64 tag;
 	struct kcoll_wire_seg segs[];
 };
+
+/**
+ * struct kcoll_wire_done - KCOLL_MSG_DONE: the sender wrote message @seq (rendezvous)
+ * @hdr:	@hdr.nsegs 0
+ * @seq:	the message's number in this direction of the connection
+ * @status:	KCOLL_WIRE_STATUS_OK, or KCOLL_WIRE_STATUS_MSGSIZE (nothing written)
+ * @len:	bytes written (0 with KCOLL_WIRE_STATUS_MSGSIZE)
+ * @reserved1:	0
+ */
+struct kcoll_wire_done {
+	struct kcoll_wire_hdr hdr;
+	__be32 seq;
+	__be32 status;
+	__be64 len;
+	__be64 reserved1;
+};
+
+/**
+ * struct kcoll_wire_eager - KCOLL_MSG_EAGER: a message of at most KCOLL_WIRE_EAGER_MAX
+ * bytes, inline, sent without waiting for its CTS (version 2)
+ * @hdr:	@hdr.nsegs 0
+ * @seq:	the message's number in this direction of the connection
+ * @reserved1:	0
+ * @len:	bytes in @data
+ * @tag:	the operation the send belongs to (as struct kcoll_wire_cts @tag)
+ * @data:	the message
+ */
+struct kcoll_wire_eager {
+	struct kcoll_wire_hdr hdr;
+	__be32 seq;
+	__be32 reserved1;
+	__be64 len;
+	__be64 tag;
+	__u8 data[];
+};
+
+/**
+ * struct kcoll_wire_buf - KCOLL_MSG_BUF: part of the announcement of a collective buffer
+ * @hdr:	@hdr.nsegs: entries in @segs, 1 to KCOLL_WIRE_MAX_SEGS
+ * @buf_seq:	the buffer's number on the communicator, from 0 (not a message number)
+ * @first_seg:	index of @segs[0] in the whole announcement
+ * @len:	the buffer's length in bytes
+ * @total_segs:	segments of the whole announcement, 1 to 65535
+ * @segs:	segments @first_seg to @first_seg + @hdr.nsegs - 1
+ */
+struct kcoll_wire_buf {
+	struct kcoll_wire_hdr hdr;
+	__be32 buf_seq;
+	__be32 first_seg;
+	__be64 len;
+	__be64 total_segs;
+	struct kcoll_wire_seg segs[];
+};
+
+/**
+ * struct kcoll_wire_signal - KCOLL_MSG_NOP, KCOLL_MSG_READY, KCOLL_MSG_BYE: the type is
+ * the whole message
+ * @hdr:	@hdr.nsegs 0
+ * @reserved1:	0
+ * @reserved2:	0
+ */
+struct kcoll_wire_signal {
+	struct kcoll_wire_hdr hdr;
+	__be32 reserved1[2];
+	__be64 reserved2[2];
+};
+
+/* The layouts are the protocol: byte-identical since version 1. */
+#define KCOLL_WIRE_ASSERT(x)	static_assert(x, #x)
+KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_hello) == KCOLL_WIRE_HELLO_SIZE);
+KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_accept) == KCOLL_WIRE_ACCEPT_SIZE);
+KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_reject) == 8);
+KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_seg) == 16);
+KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_hdr) == 8);
+KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_cts) == KCOLL_WIRE_FIXED_SIZE);
+KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_done) == KCOLL_WIRE_FIXED_SIZE);
+KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_eager) == KCOLL_WIRE_FIXED_SIZE);
+KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_buf) == KCOLL_WIRE_FIXED_SIZE);
+KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_signal) == KCOLL_WIRE_FIXED_SIZE);
+KCOLL_WIRE_ASSERT(KCOLL_WIRE_MAX_SEGS == 254 && KCOLL_WIRE_EAGER_MAX == 4064);
+#undef KCOLL_WIRE_ASSERT
 
 #endif /* _KCOLL_WIRE_H */

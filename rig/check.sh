@@ -140,6 +140,9 @@ if [ "$flavour" = stock ] && [ $host -eq 1 ]; then
 		cat "$out/host-perf-mock.log"
 		result FAIL "host: the kcoll-perf mock does not build (see $out/host-perf-mock.log)"
 	fi
+	# The layer rule of kmod/ (Documentation/design.rst, "Layers"), by its call graph.
+	selftests/host/check_layers.sh >"$out/host-check_layers.tap" 2>&1
+	tally_tap "$out/host-check_layers.tap" "host/check_layers"
 fi
 
 if [ "$flavour" = stock ]; then

@@ -20,7 +20,7 @@ enum vafter { AFTER_NONE, AFTER_RECONNECT, AFTER_ABORT_RECONNECT };
 
 struct evil_case;
 typedef void (*attack_fn)(struct evil_conn *e, const struct evil_case *c,
-			  const struct kcoll_wire_msg *cts);
+			  const struct kcoll_wire_cts *cts);
 
 struct evil_case {
 	const char *name;
@@ -46,7 +46,7 @@ struct evil_case {
 	uint32_t wstatus;
 	uint16_t nsegs;
 	uint64_t r1;
-	int r1_tag;		/* reserved1: the tag of the victim's CTS */
+	int r1_tag;		/* w64: the tag of the victim's CTS */
 	uint32_t bytes;		/* SEND length; 0: header + nsegs segments (+ len for EAGER) */
 	int repeat;
 	int seq_step;
@@ -56,22 +56,22 @@ struct evil_case {
 
 /* The hostile rank's actions --------------------------------------------------------- */
 
-static const struct kcoll_wire_msg no_cts;
+static const struct kcoll_wire_cts no_cts;
 
 /* Fill slot @m with the case's message number @k; return its length. */
 static uint32_t build(const struct evil_case *c, uint8_t *buf, int k,
-		      const struct kcoll_wire_msg *cts)
+		      const struct kcoll_wire_cts *cts)
 {
-	struct kcoll_wire_msg *m = (void *)buf;
+	struct ev_wire *m = (void *)buf;
 	uint32_t i, n;
 
 	memset(buf, 0, EV_SLOT);
 	*m = ev_msg(c->type, c->seq + k * c->seq_step, c->len);
 	if (c->magic_bad)
-		m->magic = htonl(0x12345678);
-	m->status = htonl(c->wstatus);
-	m->nsegs = htons(c->nsegs);
-	m->reserved1 = htobe64(c->r1_tag ? be64toh(cts->reserved1) : c->r1);
+		m->hdr.magic = htonl(0x12345678);
+	m->w32 = htonl(c->wstatus);
+	m->hdr.nsegs = htons(c->nsegs);
+	m->w64 = htobe64(c->r1_tag ? be64toh(cts->tag) : c->r1);
 	for (i = 0; i < c->nsegs && i < KCOLL_WIRE_MAX_SEGS; i++) {
 		m->segs[i].addr = htobe64(0x1000 * (i + 1));
 		m->segs[i].rkey = htonl(0x1234);
@@ -91,7 +91,7 @@ static uint32_t build(const struct evil_case *c, uint8_t *buf, int k,
 
 /* The generic attack: the case's message, @repeat times.  Send errors (the victim hung up
  * on us after the first bad one) end it. */
-static void a_msg(struct evil_conn *e, const struct evil_case *c, const struct kcoll_wire_msg *cts)
+static void a_msg(struct evil_conn *e, const struct evil_case *c, const struct kcoll_wire_cts *cts)
 {
 	static uint8_t buf[EV_SLOT];
 	int k, n = c->repeat ? c->repeat : 1;
@@ -105,14 +105,14 @@ static void a_msg(struct evil_conn *e, const struct evil_case *c, const struct k
 }
 
 /* Send what the victim's call needs to complete properly. */
-static void a_finish(struct evil_conn *e, enum vact v, const struct kcoll_wire_msg *cts)
+static void a_finish(struct evil_conn *e, enum vact v, const struct kcoll_wire_cts *cts)
 {
-	struct { struct kcoll_wire_msg m; uint8_t data[SMALL]; } x = {};
+	struct { struct ev_wire m; uint8_t data[SMALL]; } x = {};
 
 	switch (v) {
 	case V_RECV_SMALL:
 		x.m = ev_msg(KCOLL_MSG_EAGER, 0, SMALL);
-		x.m.reserved1 = cts->reserved1;
+		x.m.w64 = cts->tag;
 		memset(x.data, 0x5a, SMALL);
 		ev_send(e, &x, sizeof(x));
 		break;
@@ -126,15 +126,15 @@ static void a_finish(struct evil_conn *e, enum vact v, const struct kcoll_wire_m
 }
 
 /* Valid rendezvous into the victim's receive, optionally short: write, then DONE. */
-static void rdv_into(struct evil_conn *e, const struct kcoll_wire_msg *cts, uint64_t bytes,
+static void rdv_into(struct evil_conn *e, const struct kcoll_wire_cts *cts, uint64_t bytes,
 		     uint64_t done_len)
 {
-	struct kcoll_wire_msg d;
+	struct ev_wire d;
 	uint64_t off = 0;
 	uint16_t i;
 
 	memset(ev_data(e), 0x6b, bytes);
-	for (i = 0; i < ntohs(cts->nsegs) && off < bytes; i++) {
+	for (i = 0; i < ntohs(cts->hdr.nsegs) && off < bytes; i++) {
 		uint32_t l = ntohl(cts->segs[i].len);
 
 		if (l > bytes - off)
@@ -148,22 +148,22 @@ static void rdv_into(struct evil_conn *e, const struct kcoll_wire_msg *cts, uint
 }
 
 static void a_rdv_ok(struct evil_conn *e, const struct evil_case *c,
-		     const struct kcoll_wire_msg *cts)
+		     const struct kcoll_wire_cts *cts)
 {
-	rdv_into(e, cts, be64toh(cts->len), be64toh(cts->len));
+	rdv_into(e, cts, be64toh(cts->capacity), be64toh(cts->capacity));
 }
 
 static void a_rdv_short(struct evil_conn *e, const struct evil_case *c,
-			const struct kcoll_wire_msg *cts)
+			const struct kcoll_wire_cts *cts)
 {
 	rdv_into(e, cts, 8192, 8192);
 }
 
 /* A DONE repeated after a proper rendezvous. */
 static void a_rdv_twice(struct evil_conn *e, const struct evil_case *c,
-			const struct kcoll_wire_msg *cts)
+			const struct kcoll_wire_cts *cts)
 {
-	struct kcoll_wire_msg d = ev_msg(KCOLL_MSG_DONE, 0, BIG);
+	struct ev_wire d = ev_msg(KCOLL_MSG_DONE, 0, BIG);
 
 	rdv_into(e, cts, BIG, BIG);
 	usleep(200000);
@@ -171,32 +171,32 @@ static void a_rdv_twice(struct evil_conn *e, const struct evil_case *c,
 }
 
 /* EAGER for a collective step, @len bytes with the step's tag. */
-static void eager_tagged(struct evil_conn *e, const struct kcoll_wire_msg *cts, uint64_t len)
+static void eager_tagged(struct evil_conn *e, const struct kcoll_wire_cts *cts, uint64_t len)
 {
 	static uint8_t buf[EV_SLOT];
-	struct kcoll_wire_msg *m = (void *)buf;
+	struct ev_wire *m = (void *)buf;
 
 	*m = ev_msg(KCOLL_MSG_EAGER, ntohl(cts->seq), len);
-	m->reserved1 = cts->reserved1;
+	m->w64 = cts->tag;
 	memset(m->segs, 0x33, len);
 	ev_send(e, buf, sizeof(*m) + len);
 }
 
 static void a_eager_ok(struct evil_conn *e, const struct evil_case *c,
-		       const struct kcoll_wire_msg *cts)
+		       const struct kcoll_wire_cts *cts)
 {
-	eager_tagged(e, cts, be64toh(cts->len));
+	eager_tagged(e, cts, be64toh(cts->capacity));
 }
 
 static void a_eager_short(struct evil_conn *e, const struct evil_case *c,
-			  const struct kcoll_wire_msg *cts)
+			  const struct kcoll_wire_cts *cts)
 {
-	eager_tagged(e, cts, be64toh(cts->len) / 2);
+	eager_tagged(e, cts, be64toh(cts->capacity) / 2);
 }
 
 /* A proper EAGER, then the same again (a receive already completed: seq 0 is old). */
 static void a_eager_replay(struct evil_conn *e, const struct evil_case *c,
-			   const struct kcoll_wire_msg *cts)
+			   const struct kcoll_wire_cts *cts)
 {
 	eager_tagged(e, cts, SMALL);
 	usleep(300000);
@@ -206,10 +206,10 @@ static void a_eager_replay(struct evil_conn *e, const struct evil_case *c,
 /* The victim's send of BIG: a CTS announcing our memory (valid or not). */
 static void cts_for_send(struct evil_conn *e, uint32_t rkey_delta, uint64_t addr_delta)
 {
-	struct { struct kcoll_wire_msg m; struct kcoll_wire_seg s; } x = {};
+	struct { struct ev_wire m; struct kcoll_wire_seg s; } x = {};
 
 	x.m = ev_msg(KCOLL_MSG_CTS, 0, BIG);
-	x.m.nsegs = htons(1);
+	x.m.hdr.nsegs = htons(1);
 	x.s.addr = htobe64((uintptr_t)ev_data(e) + addr_delta);
 	x.s.rkey = htonl(e->mr->rkey + rkey_delta);
 	x.s.len = htonl(BIG);
@@ -217,19 +217,19 @@ static void cts_for_send(struct evil_conn *e, uint32_t rkey_delta, uint64_t addr
 }
 
 static void a_cts_send_ok(struct evil_conn *e, const struct evil_case *c,
-			  const struct kcoll_wire_msg *cts)
+			  const struct kcoll_wire_cts *cts)
 {
 	cts_for_send(e, 0, 0);
 }
 
 static void a_cts_bad_rkey(struct evil_conn *e, const struct evil_case *c,
-			   const struct kcoll_wire_msg *cts)
+			   const struct kcoll_wire_cts *cts)
 {
 	cts_for_send(e, 0x100, 0);
 }
 
 static void a_cts_wrap_addr(struct evil_conn *e, const struct evil_case *c,
-			    const struct kcoll_wire_msg *cts)
+			    const struct kcoll_wire_cts *cts)
 {
 	cts_for_send(e, 0, 0ULL - (uintptr_t)ev_data(e) - 16);
 }
@@ -239,13 +239,13 @@ static void buf_announce(struct evil_conn *e, uint32_t seq, uint16_t first, uint
 			 uint64_t total, uint64_t len)
 {
 	static uint8_t buf[EV_SLOT];
-	struct kcoll_wire_msg *m = (void *)buf;
+	struct ev_wire *m = (void *)buf;
 	uint16_t i;
 
 	*m = ev_msg(KCOLL_MSG_BUF, seq, len);
-	m->status = htonl(first);
-	m->reserved1 = htobe64(total);
-	m->nsegs = htons(n);
+	m->w32 = htonl(first);
+	m->w64 = htobe64(total);
+	m->hdr.nsegs = htons(n);
 	for (i = 0; i < n; i++) {
 		m->segs[i].addr = htobe64((uintptr_t)ev_data(e) + 4096 * (first + i));
 		m->segs[i].rkey = htonl(e->mr->rkey);
@@ -255,57 +255,57 @@ static void buf_announce(struct evil_conn *e, uint32_t seq, uint16_t first, uint
 }
 
 static void a_buf_ok(struct evil_conn *e, const struct evil_case *c,
-		     const struct kcoll_wire_msg *cts)
+		     const struct kcoll_wire_cts *cts)
 {
 	buf_announce(e, 0, 0, 16, 16, BIG);
 }
 
 static void a_buf_parts(struct evil_conn *e, const struct evil_case *c,
-			const struct kcoll_wire_msg *cts)
+			const struct kcoll_wire_cts *cts)
 {
 	buf_announce(e, 0, 0, 254, 300, BIG);
 	buf_announce(e, 0, 254, 46, 300, BIG);
 }
 
 static void a_buf_future(struct evil_conn *e, const struct evil_case *c,
-			 const struct kcoll_wire_msg *cts)
+			 const struct kcoll_wire_cts *cts)
 {
 	buf_announce(e, 1, 0, 16, 16, BIG);
 	buf_announce(e, 0, 0, 16, 16, BIG);
 }
 
 static void a_buf_out_of_order(struct evil_conn *e, const struct evil_case *c,
-			       const struct kcoll_wire_msg *cts)
+			       const struct kcoll_wire_cts *cts)
 {
 	buf_announce(e, 0, 8, 8, 16, BIG);
 	buf_announce(e, 0, 0, 8, 16, BIG);
 }
 
 static void a_buf_dup_part(struct evil_conn *e, const struct evil_case *c,
-			   const struct kcoll_wire_msg *cts)
+			   const struct kcoll_wire_cts *cts)
 {
 	buf_announce(e, 0, 0, 8, 16, BIG);
 	buf_announce(e, 0, 0, 8, 16, BIG);
 }
 
 static void a_buf_contradict(struct evil_conn *e, const struct evil_case *c,
-			     const struct kcoll_wire_msg *cts)
+			     const struct kcoll_wire_cts *cts)
 {
 	buf_announce(e, 0, 0, 8, 16, BIG);
 	buf_announce(e, 0, 8, 8, 17, BIG);
 }
 
 static void a_buf_len(struct evil_conn *e, const struct evil_case *c,
-		      const struct kcoll_wire_msg *cts)
+		      const struct kcoll_wire_cts *cts)
 {
 	buf_announce(e, 0, 0, 16, 16, 2 * BIG);
 }
 
 /* BYE, then more. */
 static void a_bye_then(struct evil_conn *e, const struct evil_case *c,
-		       const struct kcoll_wire_msg *cts)
+		       const struct kcoll_wire_cts *cts)
 {
-	struct kcoll_wire_msg m = ev_msg(KCOLL_MSG_BYE, 0, 0);
+	struct ev_wire m = ev_msg(KCOLL_MSG_BYE, 0, 0);
 
 	ev_send(e, &m, sizeof(m));
 	a_msg(e, c, cts);
@@ -313,7 +313,7 @@ static void a_bye_then(struct evil_conn *e, const struct evil_case *c,
 
 /* Disconnect without BYE. */
 static void a_vanish(struct evil_conn *e, const struct evil_case *c,
-		     const struct kcoll_wire_msg *cts)
+		     const struct kcoll_wire_cts *cts)
 {
 	rdma_disconnect(e->id);
 	e->established = 0;
@@ -321,7 +321,7 @@ static void a_vanish(struct evil_conn *e, const struct evil_case *c,
 
 /* Before READY: a second connect of the same rank while the first is up. */
 static void p_duplicate(struct evil_conn *e, const struct evil_case *c,
-			const struct kcoll_wire_msg *cts);
+			const struct kcoll_wire_cts *cts);
 
 /* Hello cases: a bad connect first, whose refusal must carry c->rej. */
 struct hello_bad {
@@ -361,7 +361,7 @@ static void bad_hello(const struct hello_bad *b)
 
 #define HELLO(fn, ...)								\
 static void fn(struct evil_conn *e, const struct evil_case *c,			\
-	       const struct kcoll_wire_msg *cts)				\
+	       const struct kcoll_wire_cts *cts)				\
 {										\
 	static const struct hello_bad b = { __VA_ARGS__ };			\
 	bad_hello(&b);								\
@@ -383,7 +383,7 @@ HELLO(h_mac, .len = KCOLL_WIRE_HELLO_SIZE, .src = 1, .nranks = 2, .mac_bad = 1)
 HELLO(h_v2_length, .len = 32, .src = 1, .nranks = 2)
 
 static void p_duplicate(struct evil_conn *e, const struct evil_case *c,
-			const struct kcoll_wire_msg *cts)
+			const struct kcoll_wire_cts *cts)
 {
 	static const struct hello_bad b = { .len = KCOLL_WIRE_HELLO_SIZE, .src = 1, .nranks = 2 };
 
@@ -392,7 +392,7 @@ static void p_duplicate(struct evil_conn *e, const struct evil_case *c,
 
 /* READY cases: messages before the READY that completes the comm. */
 static void p_msg(struct evil_conn *e, const struct evil_case *c,
-		  const struct kcoll_wire_msg *cts)
+		  const struct kcoll_wire_cts *cts)
 {
 	a_msg(e, c, &no_cts);
 }

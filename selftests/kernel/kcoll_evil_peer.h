@@ -10,6 +10,7 @@
 
 #include <endian.h>
 #include <poll.h>
+#include <stddef.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
@@ -339,17 +340,17 @@ static int ev_write(struct evil_conn *e, uint64_t off, uint32_t len, uint64_t ad
 }
 
 /* The first queued message of @type within @ms (others of no interest are dropped). */
-static struct kcoll_wire_msg *ev_expect(struct evil_conn *e, uint8_t type, int ms)
+static void *ev_expect(struct evil_conn *e, uint8_t type, int ms)
 {
 	double end = kt_now() + ms / 1000.0;
 
 	do {
 		while (e->qhead != e->qtail) {
 			struct evil_msg *m = &e->q[e->qhead % EV_QLEN];
-			struct kcoll_wire_msg *w = (void *)m->buf;
+			struct kcoll_wire_hdr *w = (void *)m->buf;
 
 			e->qhead++;
-			if (m->len >= sizeof(*w) && w->type == type)
+			if (m->len >= KCOLL_WIRE_FIXED_SIZE && w->type == type)
 				return w;
 		}
 		ev_poll(e, 10);
@@ -357,12 +358,41 @@ static struct kcoll_wire_msg *ev_expect(struct evil_conn *e, uint8_t type, int m
 	return NULL;
 }
 
-/* A control message header. */
-static struct kcoll_wire_msg ev_msg(uint8_t type, uint32_t seq, uint64_t len)
+/*
+ * The hostile rank forges every message type from one table row, also with fields a type
+ * must not carry, so it writes the fixed part through this one view of the bytes of
+ * kcoll_wire.h's typed messages (checked below): @seq is CTS/DONE/EAGER seq and BUF
+ * buf_seq; @w32 DONE status and BUF first_seg; @len CTS capacity and DONE/EAGER/BUF len;
+ * @w64 CTS/EAGER tag and BUF total_segs; @segs CTS/BUF segs and EAGER data.
+ */
+struct ev_wire {
+	struct kcoll_wire_hdr hdr;
+	uint32_t seq;
+	uint32_t w32;
+	uint64_t len;
+	uint64_t w64;
+	struct kcoll_wire_seg segs[];
+};
+
+#define EV_SAME(a, t, f)	_Static_assert(offsetof(struct ev_wire, a) == offsetof(t, f), #t "." #f)
+EV_SAME(seq, struct kcoll_wire_cts, seq);
+EV_SAME(seq, struct kcoll_wire_buf, buf_seq);
+EV_SAME(w32, struct kcoll_wire_done, status);
+EV_SAME(w32, struct kcoll_wire_buf, first_seg);
+EV_SAME(len, struct kcoll_wire_cts, capacity);
+EV_SAME(len, struct kcoll_wire_eager, len);
+EV_SAME(w64, struct kcoll_wire_eager, tag);
+EV_SAME(w64, struct kcoll_wire_buf, total_segs);
+EV_SAME(segs, struct kcoll_wire_cts, segs);
+EV_SAME(segs, struct kcoll_wire_eager, data);
+_Static_assert(sizeof(struct ev_wire) == KCOLL_WIRE_FIXED_SIZE, "ev_wire");
+
+/* A control message's fixed part. */
+static struct ev_wire ev_msg(uint8_t type, uint32_t seq, uint64_t len)
 {
-	struct kcoll_wire_msg m = {
-		.magic = htonl(KCOLL_WIRE_MAGIC),
-		.type = type,
+	struct ev_wire m = {
+		.hdr.magic = htonl(KCOLL_WIRE_MAGIC),
+		.hdr.type = type,
 		.seq = htonl(seq),
 		.len = htobe64(len),
 	};

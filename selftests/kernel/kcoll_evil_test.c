@@ -498,11 +498,14 @@ static void hostile(struct __test_metadata *_metadata, const struct evil_case *c
 		    const char *name)
 {
 	struct kcoll_wire_hello h = ev_hello(cur_id);
-	struct kcoll_wire_msg cts = {}, *m;
+	/* The victim's CTS, with its segments: a whole slot. */
+	static uint8_t cts_buf[EV_SLOT];
+	struct kcoll_wire_cts *cts = (void *)cts_buf, *m;
 	struct evil_conn e = {};
 	char word[32];
 	int ret;
 
+	memset(cts_buf, 0, sizeof(cts_buf));
 	ASSERT_EQ(0, ctl_get(name, "begin", NULL, 0));
 	if (c->rej && c->pre) {
 		/* Let the victim's comm exist first: the refusal must come from it. */
@@ -523,7 +526,7 @@ static void hostile(struct __test_metadata *_metadata, const struct evil_case *c
 		c->pre(&e, c, &no_cts);
 	}
 	if (!c->no_ready) {
-		struct kcoll_wire_msg r = ev_msg(KCOLL_MSG_READY, 0, 0);
+		struct ev_wire r = ev_msg(KCOLL_MSG_READY, 0, 0);
 
 		ev_send(&e, &r, sizeof(r));
 	}
@@ -534,7 +537,7 @@ static void hostile(struct __test_metadata *_metadata, const struct evil_case *c
 		 * watchdog quiet, so only a bounded send queue (finite RNR retries, a
 		 * bounded registration wait) can end the victim's call.
 		 */
-		struct kcoll_wire_msg nop = ev_msg(KCOLL_MSG_NOP, 0, 0);
+		struct ev_wire nop = ev_msg(KCOLL_MSG_NOP, 0, 0);
 		struct pollfd pf = { .fd = ctl_fd, .events = POLLIN };
 
 		do
@@ -557,8 +560,7 @@ static void hostile(struct __test_metadata *_metadata, const struct evil_case *c
 		m = ev_expect(&e, KCOLL_MSG_CTS, 10000);
 		EXPECT_NE(NULL, m);
 		if (m)
-			memcpy(&cts, m, sizeof(cts) + ntohs(m->nsegs) *
-			       sizeof(struct kcoll_wire_seg));
+			memcpy(cts, m, EV_SLOT);
 		break;
 	case V_SEND_SMALL:
 		EXPECT_NE(NULL, ev_expect(&e, KCOLL_MSG_EAGER, 10000));
@@ -570,13 +572,13 @@ static void hostile(struct __test_metadata *_metadata, const struct evil_case *c
 		break;
 	}
 	if (c->attack)
-		c->attack(&e, c, &cts);
+		c->attack(&e, c, cts);
 	ctl_put(name, "sent");
 	for (;;) {
 		if (ctl_get(name, NULL, word, sizeof(word)))
 			break;
 		if (!strcmp(word, "finish")) {
-			a_finish(&e, c->v, &cts);
+			a_finish(&e, c->v, cts);
 			ctl_put(name, "finished");
 		} else if (!strcmp(word, "reconnect")) {
 			struct evil_conn x;
