@@ -11,7 +11,11 @@ tap=$RIG_DIR/tap
 mkdir -p "$tap"
 rig_ping_all
 rig_barrier net-up 120
+# Steady traffic on eth0 while devices go (see Documentation/testing.rst, devremove2).
+ping -q -i 0.2 "$(rig_ip $(( 1 - RIG_NODE )))" >/dev/null 2>&1 &
+pinger=$!
 build/selftests/kernel/kcoll_devremove_test >"$tap/kcoll_devremove_test.tap" 2>&1
+kill $pinger
 rig_barrier devremove-done 1500
 ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
 modprobe -r kcoll
