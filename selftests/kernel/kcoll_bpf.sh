@@ -47,17 +47,26 @@ print(n)' "$1" "$2"
 run_traffic() {
 	ip=$(ip -4 -o addr show eth0 | awk '{ print $4 }' | cut -d/ -f1)
 	rdma link add $RXE type rxe netdev eth0 || { fail "cannot add $RXE"; return 1; }
-	export KCOLL_NRANKS=2 KCOLL_BOOTSTRAP_ADDR=$ip
+	# Rank 1 waits for rank 0 while the three kcolllat load (slow under TCG on a busy host).
+	export KCOLL_NRANKS=2 KCOLL_BOOTSTRAP_ADDR=$ip KCOLL_BOOTSTRAP_TIMEOUT_MS=300000
 	KCOLL_RANK=1 $PING -n 10 64k >"$D/rank1.out" 2>&1 &
-	p1=$!
+	p1=$!	# its own pid, for kcolllat -P: bounded by a watchdog, not by timeout(1)
+	(n=0; while [ $n -lt 600 ] && kill -0 $p1 2>/dev/null; do sleep 1; n=$((n + 1)); done
+	 kill $p1 2>/dev/null) &
 	$LAT -j -i 3600 >"$D/all.json" 2>"$D/all.err" &
 	l_all=$!
 	$LAT -j -i 3600 -P $p1 >"$D/pid.json" 2>"$D/pid.err" &
 	l_pid=$!
 	$LAT -j -i 3600 -c 1 >"$D/none.json" 2>"$D/none.err" &
 	l_none=$!
-	sleep 5
-	KCOLL_RANK=0 $PING -n 10 64k >"$D/rank0.out" 2>&1
+	# Traffic only once every kcolllat is attached: it says so on stderr (bounded wait).
+	n=0
+	while [ $n -lt 300 ] && [ "$(cat "$D/all.err" "$D/pid.err" "$D/none.err" 2>/dev/null |
+				  grep -c 'tracing kcoll operations')" -lt 3 ]; do
+		sleep 1
+		n=$((n + 1))
+	done
+	KCOLL_RANK=0 timeout 300 $PING -n 10 64k >"$D/rank0.out" 2>&1
 	r0=$?
 	wait $p1
 	r1=$?

@@ -283,9 +283,9 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (!json)
-		fprintf(stderr, "kcolllat: tracing kcoll operations%s; Ctrl-C to stop\n",
-			comm || pid ? " (filtered)" : "");
+	/* Also with -j (its objects go to stdout): scripts wait for this line. */
+	fprintf(stderr, "kcolllat: tracing kcoll operations%s; Ctrl-C to stop\n",
+		comm || pid ? " (filtered)" : "");
 
 	t0 = last = mono();
 	while (!stop) {
