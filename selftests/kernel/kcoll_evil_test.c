@@ -381,6 +381,14 @@ static int victim_outcome(struct vop *o, enum vact v, int ms)
 	return ret ? ret : status;
 }
 
+/* The rig runs iWARP (siw) instead of RoCE: the same environment on both nodes. */
+static bool iwarp(void)
+{
+	const char *r = getenv("RIG_RDMA");
+
+	return r && !strcmp(r, "siw");
+}
+
 /* An error that says the peer is gone or broke the connection. */
 static int lost_peer_errno(int err)
 {
@@ -429,7 +437,8 @@ static void victim(struct __test_metadata *_metadata, const struct evil_case *c,
 
 	avail0 = kt_proc_kb("/proc/meminfo", "MemAvailable");
 	ctl_put(name, "begin");
-	ret = kt_comm_create(fd, cur_id, 0, 2, peers, c->create_ms ? c->create_ms : 20000,
+	/* 60 s: the hostile rank connects when it gets there, on a loaded host too. */
+	ret = kt_comm_create(fd, cur_id, 0, 2, peers, c->create_ms ? c->create_ms : 60000,
 			     &o.comm, &failed);
 	EXPECT_EQ(c->create_err, ret);
 	ctl_put(name, "created");
@@ -450,22 +459,37 @@ static void victim(struct __test_metadata *_metadata, const struct evil_case *c,
 	usleep(200000);
 	avail1 = kt_proc_kb("/proc/meminfo", "MemAvailable");
 
+	out = -EAGAIN;
 	if (c->drop) {
-		/* Ignored: the call is still pending, the comm ready; then it completes. */
-		EXPECT_EQ(-EAGAIN, victim_outcome(&o, c->v, 500));
-		EXPECT_EQ(0, comm_attr(cur_id, "state"));
+		/*
+		 * Ignored: the call is still pending, the comm ready; then it completes.  Over
+		 * iWARP a flood may outrun the receives the victim reposts: iWARP has no RNR
+		 * flow control, so that is a connection error by protocol (the call ends with
+		 * a lost peer, a defined error) -- on a loaded host it happens.
+		 */
+		out = victim_outcome(&o, c->v, 500);
+		if (!(iwarp() && c->repeat > 1 && lost_peer_errno(out))) {
+			EXPECT_EQ(-EAGAIN, out);
+			EXPECT_EQ(0, comm_attr(cur_id, "state"));
+			out = -EAGAIN;
+		} else {
+			TH_LOG("%s: iWARP: the flood outran the receives: %d", name, out);
+		}
 		ctl_put(name, "finish");
 		EXPECT_EQ(0, ctl_get(name, "finished", NULL, 0));
 	}
-	out = victim_outcome(&o, c->v, 10000);
-	if (!c->any) {
-		if (c->status_alt && out == c->status_alt)
-			out = c->status;
-		EXPECT_EQ(c->status, out) {
-			TH_LOG("%s: the pending call ended with %d", name, out);
+	/* Unless it ended already (an iWARP flood above: a defined error, nothing to wait). */
+	if (out == -EAGAIN) {
+		out = victim_outcome(&o, c->v, 10000);
+		if (!c->any) {
+			if (c->status_alt && out == c->status_alt)
+				out = c->status;
+			EXPECT_EQ(c->status, out) {
+				TH_LOG("%s: the pending call ended with %d", name, out);
+			}
+		} else {
+			EXPECT_NE(-EAGAIN, out);
 		}
-	} else {
-		EXPECT_NE(-EAGAIN, out);
 	}
 	perr = comm_attr(cur_id, "proto_errors");
 	if (c->proto) {
@@ -517,7 +541,7 @@ static void hostile(struct __test_metadata *_metadata, const struct evil_case *c
 			EXPECT_EQ(c->rej, last_rej);
 		}
 	}
-	ret = ev_join(&e, &h, sizeof(h), 20000);
+	ret = ev_join(&e, &h, sizeof(h), 60000);	/* as the victim's create */
 	ASSERT_EQ(0, ret);
 	if (c->rej && c->pre == p_duplicate) {
 		c->pre(&e, c, &no_cts);
@@ -626,7 +650,7 @@ FIXTURE_TEARDOWN(evil)
 		close(self->fd);
 }
 
-TEST_F_TIMEOUT(evil, case, 90)
+TEST_F_TIMEOUT(evil, case, 150)
 {
 	const char *name = variant->c.name, *why = evil_skip(&variant->c);
 
