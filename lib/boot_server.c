@@ -484,7 +484,8 @@ static void *kcoll_boot_thread(void *arg)
 
 /* Registry of this process's root threads ------------------------------------------------ */
 
-static void kcoll_boot_free(struct kcoll_boot_server *s)
+/* Close a root's listening socket and wake pipe (those still open), and mark them closed. */
+static void kcoll_boot_close(struct kcoll_boot_server *s)
 {
 	if (s->lfd >= 0)
 		close(s->lfd);
@@ -492,6 +493,12 @@ static void kcoll_boot_free(struct kcoll_boot_server *s)
 		close(s->wake[0]);
 	if (s->wake[1] >= 0)
 		close(s->wake[1]);
+	s->lfd = s->wake[0] = s->wake[1] = -1;
+}
+
+static void kcoll_boot_free(struct kcoll_boot_server *s)
+{
+	kcoll_boot_close(s);
 	explicit_bzero(s->secret, sizeof(s->secret));
 	free(s);
 }
@@ -528,13 +535,7 @@ static void kcoll_boot_atfork_child(void)
 
 	while ((s = kcoll_boot_list)) {
 		kcoll_boot_list = s->next;
-		if (s->lfd >= 0)
-			close(s->lfd);
-		if (s->wake[0] >= 0)
-			close(s->wake[0]);
-		if (s->wake[1] >= 0)
-			close(s->wake[1]);
-		s->lfd = s->wake[0] = s->wake[1] = -1;
+		kcoll_boot_close(s);
 		s->next = kcoll_boot_orphans;
 		kcoll_boot_orphans = s;
 	}
