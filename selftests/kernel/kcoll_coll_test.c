@@ -775,9 +775,7 @@ TEST_F_TIMEOUT(world, recv_region_revoked_before_return, 300)
 		}
 		EXPECT_EQ(LEN, i) TH_LOG("round %u: byte %llu differs", round,
 					 (unsigned long long)i);
-		for (i = 0; i < PAGES * 4096; i++)
-			if ((i < OFF || i >= OFF + LEN) && map[i] != 0xa5)
-				break;
+		i = kt_sentinel_written(map, PAGES * 4096, OFF, LEN, 0xa5);
 		EXPECT_EQ(PAGES * 4096, i) TH_LOG("round %u: sentinel byte %llu written", round,
 						  (unsigned long long)i);
 		/* Nobody starts the next round while another rank still looks at its MRs. */

@@ -313,9 +313,7 @@ TEST_F_TIMEOUT(world, recv_keys_cover_exact_bytes_until_return, 120)
 				break;
 		EXPECT_EQ(LEN, i) TH_LOG("round %d: byte %llu differs", round,
 					 (unsigned long long)i);
-		for (i = 0; i < PAGES * 4096; i++)
-			if ((i < OFF || i >= OFF + LEN) && map[i] != 0xa5)
-				break;
+		i = kt_sentinel_written(map, PAGES * 4096, OFF, LEN, 0xa5);
 		EXPECT_EQ(PAGES * 4096, i) TH_LOG("round %d: sentinel byte %llu written", round,
 						  (unsigned long long)i);
 	}

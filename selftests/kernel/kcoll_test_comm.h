@@ -46,6 +46,18 @@ static inline int kt_mrs_of_length(uint64_t len)
 	return kt_sh(cmd);
 }
 
+/* The first byte of @map[0, @size) outside [@off, @off + @len) that is not @fill, or @size. */
+static inline uint64_t kt_sentinel_written(const unsigned char *map, uint64_t size,
+					   uint64_t off, uint64_t len, unsigned char fill)
+{
+	uint64_t i;
+
+	for (i = 0; i < size; i++)
+		if ((i < off || i >= off + len) && map[i] != fill)
+			break;
+	return i;
+}
+
 /* The number a file (a sysfs or module parameter file) starts with, or @def. */
 static inline long kt_read_long(const char *path, long def)
 {
