@@ -555,6 +555,12 @@ out_idle:
 	kcoll_conn_accept_done(conn);
 	pr_warn_ratelimited("comm %llx: rank %u: cannot accept rank %u: %d\n",
 			    comm->comm_id, comm->rank, src, ret);
+	/*
+	 * Our own resource failed, as on the connecting side: fail with it now.  The peer
+	 * sees the refusal; we would otherwise wait out the timeout for a connection that
+	 * cannot come and report -ETIMEDOUT.
+	 */
+	kcoll_comm_fail(comm, ret, src);
 	return KCOLL_REJ_STATE;
 }
 

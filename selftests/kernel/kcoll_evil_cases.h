@@ -32,6 +32,7 @@ struct evil_case {
 	int create_err;		/* what COMM_CREATE returns */
 	int status;		/* what the pending call ends with */
 	int status_alt;		/* ... or this (when both are defined outcomes) */
+	int iwarp_ok;		/* iWARP: the call may also succeed (see victim()) */
 	int drop;		/* ignored: the call stays pending, then completes */
 	int any;		/* any defined outcome (bounded, no splat) will do */
 	int proto;		/* a protocol error must be counted */

@@ -206,8 +206,10 @@ CASE(cts_capacity_small, .v = V_SEND_SMALL, .attack = a_msg, .type = KCOLL_MSG_C
 CASE(cts_wrong_tag, .v = V_SEND_SMALL, .attack = a_msg, .type = KCOLL_MSG_CTS, .len = SMALL,
      .r1 = 0xdead0000beefULL, .status = -EPROTO)
 CASE(cts_rendezvous_ok, .v = V_SEND_BIG, .attack = a_cts_send_ok)
-CASE(cts_bad_rkey, .v = V_SEND_BIG, .attack = a_cts_bad_rkey, .status = -ECONNRESET)
-CASE(cts_addr_wraps, .v = V_SEND_BIG, .attack = a_cts_wrap_addr, .status = -ECONNRESET)
+CASE(cts_bad_rkey, .v = V_SEND_BIG, .attack = a_cts_bad_rkey, .status = -ECONNRESET,
+     .iwarp_ok = 1)
+CASE(cts_addr_wraps, .v = V_SEND_BIG, .attack = a_cts_wrap_addr, .status = -ECONNRESET,
+     .iwarp_ok = 1)
 /* EAGER, to the victim's receive. */
 CASE(eager_ok, .attack = a_msg, .type = KCOLL_MSG_EAGER, .len = SMALL, .r1_tag = 1)
 CASE(eager_zero, .attack = a_msg, .type = KCOLL_MSG_EAGER, .len = 0, .r1_tag = 1)
@@ -484,6 +486,16 @@ static void victim(struct __test_metadata *_metadata, const struct evil_case *c,
 		if (!c->any) {
 			if (c->status_alt && out == c->status_alt)
 				out = c->status;
+			/*
+			 * An RDMA WRITE on iWARP completes once TCP took it: the peer's
+			 * TERMINATE for a bad key may come after the send reported success.
+			 * Nothing was written here, and the peer's own receive is its loss.
+			 */
+			if (c->iwarp_ok && iwarp() && !out) {
+				TH_LOG("%s: iWARP: the WRITE completed before the peer objected",
+				       name);
+				out = c->status;
+			}
 			EXPECT_EQ(c->status, out) {
 				TH_LOG("%s: the pending call ended with %d", name, out);
 			}

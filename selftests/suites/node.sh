@@ -39,6 +39,7 @@ run allreduce_seed_1rank seed_tap 0 1
 # Fault injection needs the debug kernel, where it has a suite of its own (failnth.sh); here
 # it proves that it skips cleanly.
 [ "$RIG_FLAVOUR" = debug ] || run kcoll_failnth $k/kcoll_failnth_test
+run kcoll_failpoint $k/kcoll_failpoint_test
 modprobe -r kcoll
 modprobe -r rdma_rxe
 rig_kmemleak_check >"$tap/kmemleak.tap" 2>&1
