@@ -28,7 +28,7 @@ struct evil_case {
 	attack_fn pre;		/* before READY (hello and READY cases) */
 	attack_fn attack;	/* once the victim's call is pending */
 	int no_ready;		/* the hostile rank never says READY */
-	int create_ms;		/* COMM_CREATE timeout (default 20 s) */
+	int create_ms;		/* COMM_CREATE timeout (default 60 s) */
 	int create_err;		/* what COMM_CREATE returns */
 	int status;		/* what the pending call ends with */
 	int status_alt;		/* ... or this (when both are defined outcomes) */

@@ -42,7 +42,13 @@ static void ctl_put(const char *name, const char *word)
 		perror("ctl write");
 }
 
-/* Wait for "<name> <word>"; lines of other cases are skipped.  0, or -1 on timeout. */
+/* The case whose "done" the other node sent (see ctl_done()); a case runs in its own child. */
+static char done_seen[96];
+
+/*
+ * Wait for "<name> <word>"; lines of other cases are skipped.  0, or -1 on timeout or when
+ * the other node said "done" (it has left the case: nothing more of it will come).
+ */
 static int ctl_get(const char *name, const char *word, char *got, size_t gotlen)
 {
 	char line[256];
@@ -61,6 +67,10 @@ static int ctl_get(const char *name, const char *word, char *got, size_t gotlen)
 		if (!strncmp(line, name, strlen(name)) && line[strlen(name)] == ' ') {
 			const char *w = line + strlen(name) + 1;
 
+			if (!strcmp(w, "done") && (!word || strcmp(word, "done"))) {
+				snprintf(done_seen, sizeof(done_seen), "%s", name);
+				return -1;
+			}
 			if (!word || !strcmp(w, word)) {
 				if (got)
 					snprintf(got, gotlen, "%s", w);
@@ -133,6 +143,7 @@ static long comm_attr(uint64_t id, const char *attr)
 
 FIXTURE(evil) {
 	int fd;
+	bool met;	/* both nodes are at this case: they leave it together */
 };
 
 FIXTURE_VARIANT(evil) {
@@ -158,8 +169,8 @@ CASE(hello_without_mac, .v = V_NONE, .pre = h_v2_length, .rej = KCOLL_REJ_BAD_HE
      .rej_alt = KCOLL_REJ_AUTH)
 CASE(hello_duplicate, .v = V_NONE, .pre = p_duplicate, .rej = KCOLL_REJ_DUPLICATE)
 /* Half-open: connected, never READY; or gone before READY. */
-CASE(half_open_silent, .no_ready = 1, .create_ms = 3000, .create_err = -ETIMEDOUT)
-CASE(half_open_vanish, .no_ready = 1, .pre = a_vanish, .create_ms = 10000,
+CASE(half_open_silent, .no_ready = 1, .create_ms = 15000, .create_err = -ETIMEDOUT)
+CASE(half_open_vanish, .no_ready = 1, .pre = a_vanish, .create_ms = 30000,
      .create_err = -ECONNRESET)
 /* Before READY. */
 CASE(ready_truncated, .pre = p_msg, .type = KCOLL_MSG_READY, .bytes = 8,
@@ -632,6 +643,25 @@ static void hostile(struct __test_metadata *_metadata, const struct evil_case *c
 }
 
 /*
+ * Both nodes start a case together ("at") and leave it together ("done"): a node that fell
+ * behind (its create timed out on a loaded host, an assertion ended its side early) would
+ * otherwise meet the other's next case with this case's communicator id, and every later
+ * case would fail.  The control channel's reads time out after a minute: wait up to @secs.
+ */
+static int ctl_meet(const char *name, const char *word, int secs)
+{
+	double end = kt_now() + secs;
+
+	ctl_put(name, word);
+	if (!strcmp(word, "done") && !strcmp(done_seen, name))
+		return 0;
+	while (kt_now() < end)
+		if (!ctl_get(name, word, NULL, 0))
+			return 0;
+	return -1;
+}
+
+/*
  * Whether this node takes part in @c (SKIP otherwise).  In the test body, not in the
  * fixture setup: this harness runs the body after a SKIP in the setup.
  */
@@ -660,14 +690,18 @@ FIXTURE_TEARDOWN(evil)
 {
 	if (self->fd >= 0)
 		close(self->fd);
+	if (self->met)
+		EXPECT_EQ(0, ctl_meet(variant->c.name, "done", 200));
 }
 
-TEST_F_TIMEOUT(evil, case, 150)
+TEST_F_TIMEOUT(evil, case, 450)
 {
 	const char *name = variant->c.name, *why = evil_skip(&variant->c);
 
 	if (why)
 		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ctl_meet(name, "at", 200));
+	self->met = true;
 	if (kt_rank() == 0) {
 		self->fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 		ASSERT_LE(0, self->fd);
