@@ -17,6 +17,17 @@ rig_node_up() {
 	modprobe kcoll
 }
 
+# rig_suite_up: what every multi-node suite starts with: the node up (rig_node_up), $tap
+# (the TAP directory) made, every node answering a ping, then a barrier so the first
+# communicator is not made before the segment is up everywhere.
+rig_suite_up() {
+	rig_node_up
+	tap=$RIG_DIR/tap
+	mkdir -p "$tap"
+	rig_ping_all
+	[ "$RIG_NNODES" -le 1 ] || rig_barrier net-up 120
+}
+
 # rig_ping_all: wait (a minute at most per node) until every node answers a ping, so the
 # first communicator is not made before the segment is up everywhere.
 rig_ping_all() {

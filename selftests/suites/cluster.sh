@@ -4,14 +4,8 @@
 # point-to-point over Soft-RoCE.  TAP per test binary in $RIG_DIR/tap/.
 . rig/guest/lib.sh
 . selftests/lib/seed.sh
-rig_node_up
-
-tap=$RIG_DIR/tap
-mkdir -p "$tap"
+rig_suite_up
 k=build/selftests/kernel
-# Every node must reach every other before the first communicator is made.
-rig_ping_all
-rig_barrier net-up 120
 for t in kcoll_comm_test kcoll_p2p_test kcoll_buf_test kcoll_coll_test kcoll_engine_test; do
 	echo "node$RIG_NODE: $t"
 	"$k/$t" >"$tap/$t.tap" 2>&1

@@ -5,12 +5,7 @@
 # queue pair kcoll destroys after its peer's device went away, and WARNs after 50 s in
 # __rxe_cleanup() (Documentation/testing.rst).
 . rig/guest/lib.sh
-rig_node_up
-
-tap=$RIG_DIR/tap
-mkdir -p "$tap"
-rig_ping_all
-rig_barrier net-up 120
+rig_suite_up
 # Steady traffic on eth0 while devices go (see Documentation/testing.rst, devremove2).
 ping -q -i 0.2 "$(rig_ip $(( 1 - RIG_NODE )))" >/dev/null 2>&1 &
 pinger=$!

@@ -7,12 +7,7 @@
 # FUZZ_AVOID steps around known kernel bugs (see selftests/fuzz/crashes/README.rst);
 # FUZZ_REPLAY=FILE replays a logged program instead (FUZZ_REPEAT times).
 . rig/guest/lib.sh
-rig_node_up
-
-tap=$RIG_DIR/tap
-mkdir -p "$tap"
-rig_ping_all
-[ "$RIG_NNODES" -gt 1 ] && rig_barrier fuzz-start 120
+rig_suite_up
 
 if [ -n "${FUZZ_REPLAY:-}" ]; then
 	# A logged program again, FUZZ_REPEAT times (races need a few tries).

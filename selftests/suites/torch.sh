@@ -7,12 +7,7 @@
 # checks every torch.distributed call against a reference and a DDP loop against Gloo.
 # The package runs from the tree (python/) on the tree's libkcoll.
 . rig/guest/lib.sh
-rig_node_up
-
-tap=$RIG_DIR/tap
-mkdir -p "$tap"
-rig_ping_all
-rig_barrier net-up 120
+rig_suite_up
 
 export PYTHONPATH="$RIG_TOP/python" LD_LIBRARY_PATH="$RIG_TOP/lib" PYTHONDONTWRITEBYTECODE=1
 export MASTER_ADDR="$(rig_ip 0)" RANK="$RIG_NODE" WORLD_SIZE="$RIG_NNODES"

@@ -4,12 +4,7 @@
 # disconnect) and node 0 checks that its pending operations fail within the bound.  Node 1
 # leaves a "vanished" marker, which rig/check.sh counts instead of a finished job.
 . rig/guest/lib.sh
-rig_node_up
-
-tap=$RIG_DIR/tap
-mkdir -p "$tap"
-rig_ping_all
-rig_barrier net-up 120
+rig_suite_up
 if [ "$RIG_NODE" -eq 1 ]; then
 	# Never returns: the VM is gone.  Its output is kept for debugging only.
 	RIG_DIR=$RIG_DIR build/selftests/kernel/kcoll_vanish_test >"$RIG_DIR/vanish.log" 2>&1
