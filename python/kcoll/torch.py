@@ -9,9 +9,11 @@ puts it in the group's c10d store; the other ranks read it from there.  No port 
 store's and the root's own (ephemeral, or $KCOLL_BOOTSTRAP_PORT).
 
 Collectives run to completion in the calling thread before they return; async_op=True gives
-a work object that is already complete.  send/recv (isend/irecv) are posted non-blocking and
-complete in the background: a thread per operation sleeps in kcoll_wait().  CPU tensors
-only.  See Documentation/pytorch.rst for the limits.
+a work object that is already complete.  all_reduce_coalesced is one libkcoll group (one
+kernel call for consecutive tensors of one dtype).  send/recv (isend/irecv) are posted
+non-blocking and complete in the background: a thread per operation sleeps in kcoll_wait().
+batch_isend_irecv is one libkcoll group
+and completes before it returns.  CPU tensors only.  See Documentation/pytorch.rst.
 """
 import datetime
 import os
@@ -190,6 +192,7 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         else:
             uid = store.get(STORE_KEY)
         self.comm = Comm(bytes(uid), size, rank, timeout_ms=ms, bootstrap_timeout_ms=boot)
+        self._coalesced = None  # batch_isend_irecv's sends and receives, while it records
 
     # -- process group identity ------------------------------------------------------------
 
@@ -228,7 +231,18 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         return _done(tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
-        return self.allreduce(tensors, opts)
+        """One libkcoll group: consecutive tensors of one dtype cost one kernel call."""
+        op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        bufs, ops = [], []
+        for t in tensors:  # every refusal before the group starts
+            dt, kop = _dtype(t), _op(op, t)
+            b = _Buf(t)
+            bufs.append(b)
+            ops.append(("allreduce", b.ptr, b.ptr, t.numel(), dt, kop))
+        self.comm.grouped(ops)
+        for b in bufs:
+            b.done()
+        return _done(tensors)
 
     def broadcast(self, tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
@@ -396,11 +410,15 @@ class ProcessGroupKcoll(dist.ProcessGroup):
 
     def _p2p(self, post, tensors, peer, what):
         """Post a non-blocking send or receive; a thread waits for it and completes the
-        future (the kernel moves the data meanwhile, so isend/irecv overlap)."""
+        future (the kernel moves the data meanwhile, so isend/irecv overlap).  In
+        batch_isend_irecv it is recorded instead, and run with the others as one group."""
         b = _Buf(tensors[0], write_back=what == "recv")
         nbytes = b.c.numel() * b.c.element_size()
-        req = post(b.ptr, nbytes, peer)
         fut = torch.futures.Future()
+        if self._coalesced is not None:
+            self._coalesced.append((what, b, nbytes, peer, fut, tensors))
+            return _P2PWork(fut)
+        req = post(b.ptr, nbytes, peer)
 
         def complete():
             try:
@@ -413,6 +431,28 @@ class ProcessGroupKcoll(dist.ProcessGroup):
 
         threading.Thread(target=complete, name="kcoll-%s" % what, daemon=True).start()
         return _P2PWork(fut)
+
+    # batch_isend_irecv: torch brackets its isend/irecv calls with these (1.13: end gets the
+    # list of works; 2.x: start and end get a device and end returns a work).
+    def _start_coalescing(self, *args):
+        if self._coalesced is not None:
+            raise RuntimeError("kcoll: batch_isend_irecv inside batch_isend_irecv")
+        self._coalesced = []
+
+    def _end_coalescing(self, *args):
+        batch, self._coalesced = self._coalesced or [], None
+        ops = [("i" + what, b.ptr, nbytes, peer) for what, b, nbytes, peer, _, _ in batch]
+        try:
+            self.comm.grouped(ops)
+            for _, b, _, _, _, _ in batch:
+                b.done()
+        except BaseException as e:
+            for entry in batch:
+                entry[4].set_exception(e)
+            raise
+        for entry in batch:
+            entry[4].set_result(entry[5])
+        return _done(None)
 
     def send(self, tensors, dstRank, tag=0):
         self._p2p_check(tensors, dstRank, tag, "send")
