@@ -11,13 +11,12 @@ store's and the root's own (ephemeral, or $KCOLL_BOOTSTRAP_PORT).
 Collectives run to completion in the calling thread before they return; async_op=True gives
 a work object that is already complete.  all_reduce_coalesced is one libkcoll group (one
 kernel call for consecutive tensors of one dtype).  send/recv (isend/irecv) are posted
-non-blocking and complete in the background: a thread per operation sleeps in kcoll_wait().
-batch_isend_irecv is one libkcoll group
+non-blocking and complete in the background: ONE completion thread per process sleeps in
+poll() on the communicators' files (kcoll._poll).  batch_isend_irecv is one libkcoll group
 and completes before it returns.  CPU tensors only.  See Documentation/pytorch.rst.
 """
 import datetime
 import os
-import threading
 
 import torch
 import torch.distributed as dist
@@ -26,6 +25,7 @@ from torch._C._distributed_c10d import _create_work_from_future
 from . import Comm, KcollError, KcollTimeout, unique_id  # noqa: F401 (re-exported)
 from . import INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64
 from . import SUM, PROD, MIN, MAX, AVG
+from ._poll import poller
 
 BACKEND = "kcoll"
 STORE_KEY = "kcoll/unique_id"
@@ -409,9 +409,10 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         _dtype(tensors[0])
 
     def _p2p(self, post, tensors, peer, what):
-        """Post a non-blocking send or receive; a thread waits for it and completes the
-        future (the kernel moves the data meanwhile, so isend/irecv overlap).  In
-        batch_isend_irecv it is recorded instead, and run with the others as one group."""
+        """Post a non-blocking send or receive; the process's completion thread completes the
+        future when poll() on the communicator's file reports it done (the kernel moves the
+        data meanwhile, so isend/irecv overlap with the caller).  In batch_isend_irecv it is
+        recorded instead, and run with the others as one group."""
         b = _Buf(tensors[0], write_back=what == "recv")
         nbytes = b.c.numel() * b.c.element_size()
         fut = torch.futures.Future()
@@ -420,16 +421,18 @@ class ProcessGroupKcoll(dist.ProcessGroup):
             return _P2PWork(fut)
         req = post(b.ptr, nbytes, peer)
 
-        def complete():
-            try:
-                self.comm.wait(req, nbytes)
-                b.done()
-            except BaseException as e:  # the waiter sees it from Work.wait()
-                fut.set_exception(e)
-                return
-            fut.set_result(tensors)
+        def done(exc, got):
+            if exc is None:
+                try:
+                    b.done()
+                except BaseException as e:
+                    exc = e
+            if exc is not None:
+                fut.set_exception(exc)  # the waiter sees it from Work.wait()
+            else:
+                fut.set_result(tensors)
 
-        threading.Thread(target=complete, name="kcoll-%s" % what, daemon=True).start()
+        poller().add(self.comm, req, nbytes, done)
         return _P2PWork(fut)
 
     # batch_isend_irecv: torch brackets its isend/irecv calls with these (1.13: end gets the

@@ -183,6 +183,9 @@ def test_make_install_finds_its_library():
         subprocess.run(["make", "-s", "-C", os.path.join(TOP, "python"), "install",
                         "LIBDIR=" + libdir, "PYTHONDIR=" + pydir], check=True,
                        stdout=subprocess.DEVNULL)
+        src = {f for f in os.listdir(os.path.join(TOP, "python", "kcoll")) if f.endswith(".py")}
+        missing = src - set(os.listdir(os.path.join(pydir, "kcoll")))
+        expect(not missing, "make install leaves out %s" % sorted(missing))
         env = dict(os.environ, PYTHONPATH=pydir, PYTHONDONTWRITEBYTECODE="1")
         del env["KCOLL_LIB"]
         out = subprocess.run([sys.executable, "-c", "import kcoll; print(kcoll.version())"],
@@ -215,6 +218,39 @@ def test_grouped_is_one_group():
                                     kcoll.FP32, kcoll.SUM), ("bcast",)], match="cannot be grouped")
     expect(groups()[2] == 0, "group left open")
     expect(last().fn == b"group_end", last().fn)
+
+
+def test_completion_thread_blocks_in_poll():
+    """Many receives in flight: one completion thread, asleep in poll(), not spinning."""
+    import threading
+    import time
+    from kcoll import _poll
+    c = comm(nranks=2)
+    bufs = [(ctypes.c_ubyte * 8)() for _ in range(5)]
+    results = []
+    done = threading.Event()
+
+    def cb(exc, got):
+        results.append((exc, got))
+        if len(results) == len(bufs):
+            done.set()
+
+    p = _poll.Poller()
+    for buf in bufs:
+        p.add(c, c.irecv(ctypes.addressof(buf), 8, 1), 8, cb)
+    expect(len(p.threads()) == 1, p.threads())
+    t0 = time.thread_time(), time.process_time()
+    time.sleep(0.5)
+    busy = time.process_time() - t0[1]
+    expect(busy < 0.2, "the completion thread used %.2f s of CPU in 0.5 s" % busy)
+    expect(not results, results)
+    for k in range(len(bufs)):
+        msg = (ctypes.c_ubyte * 8)(*([k] * 8))
+        c.send(ctypes.addressof(msg), 8, 1)
+    expect(done.wait(10), "receives not completed: %r" % results)
+    expect(all(exc is None and got == 8 for exc, got in results), results)
+    expect([b[0] for b in bufs] == [0, 1, 2, 3, 4], [b[0] for b in bufs])
+    expect(len(p.threads()) == 1 and p.threads()[0].is_alive(), "one thread, still serving")
 
 
 def test_timeout_clamped_to_32_bits():
@@ -443,6 +479,23 @@ def test_batch_isend_irecv_is_one_group():
         raise AssertionError("a failed batch raised nothing")
     finally:
         del c10d._pg_group_ranks[g]
+
+
+@needs_torch
+def test_irecvs_share_one_completion_thread():
+    import threading
+    g = pg(nranks=2)
+    before = {t for t in threading.enumerate() if t.name.startswith("kcoll")}
+    ts = [torch.zeros(2) for _ in range(6)]
+    works = [g.recv([t], 1, 0) for t in ts]
+    mine = {t for t in threading.enumerate() if t.name.startswith("kcoll")} - before
+    expect(len(mine) <= 1, "%d threads for 6 receives" % len(mine))
+    expect(not any(w.is_completed() for w in works), "completed before any send")
+    for k in range(6):
+        g.send([torch.full((2,), float(k))], 1, 0).wait()
+    for w in works:
+        w.wait()
+    expect([t[0].item() for t in ts] == [0, 1, 2, 3, 4, 5], ts)
 
 
 @needs_torch
