@@ -28,7 +28,7 @@ class _Entry:
         self.comm = comm
         self.req = req
         self.nbytes = nbytes
-        self.done = done
+        self.done = done  # None once completed: an expired request kept to be consumed
         self.deadline = deadline
 
 
@@ -101,7 +101,7 @@ class Poller:
         """Test the requests of @fd (when readable) and expire overdue ones; how many ended."""
         with self._lock:
             entries = list(self._pending.get(fd, ()))
-        ended = []
+        ended, expired = [], []
         for e in entries:
             if readable:
                 try:
@@ -112,18 +112,24 @@ class Poller:
                 if got is not None:
                     ended.append((e, None, got))
                     continue
-            if e.deadline is not None and now >= e.deadline:
-                ended.append((e, e.comm.expire(e.req), 0))
+            if e.done is not None and e.deadline is not None and now >= e.deadline:
+                expired.append((e, e.comm.expire(e.req), 0))
         with self._lock:
             lst = self._pending.get(fd, [])
             for e, _, _ in ended:
                 lst.remove(e)
-        for e, exc, got in ended:
+        # An expired request stays listed until the abort ends it and a test consumes it:
+        # left unconsumed it would keep the file readable.
+        for e, exc, got in ended + expired:
+            done, e.done = e.done, None
+            e.deadline = None
+            if done is None:
+                continue
             try:
-                e.done(exc, got)
+                done(exc, got)
             except Exception:  # a callback's bug must not stop every other completion
                 pass
-        return len(ended)
+        return len(ended) + len(expired)
 
 
 _poller = None

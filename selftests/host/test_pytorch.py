@@ -504,6 +504,14 @@ def test_recv_timeout_aborts_and_raises():
     w = g.recv([torch.zeros(1)], 1, 0)
     e = raises(Exception, w.wait, match="still in flight after 200 ms")
     expect(last().fn == b"comm_abort", (last().fn, str(e)))
+    # the aborted request is still consumed, so that the file does not stay readable
+    import select
+    import time
+    for _ in range(500):
+        if not select.select([g.comm.fd], [], [], 0)[0]:
+            break
+        time.sleep(0.01)
+    expect(not select.select([g.comm.fd], [], [], 0)[0], "expired request never consumed")
 
 
 @needs_torch
