@@ -208,7 +208,8 @@ static int kcoll_group_fused(struct kcoll_group_op *ops, size_t i, size_t j)
 	KCOLL_OPTS(kcoll_coll_opts, o, .algo = a->algo, .timeout_ms = ms);
 	if (m == 1)
 		return kcoll_allreduce(a->c, a->send, a->recv, a->count, a->dtype, a->op, &o);
-	pack = malloc(total * esz);	/* <= KCOLL_GROUP_PACK_MAX: see kcoll_group_joins() */
+	/* <= KCOLL_GROUP_PACK_MAX (see kcoll_group_joins()); never malloc(0) */
+	pack = malloc(total ? total * esz : 1);
 	if (!pack)
 		return kcoll_fail(-ENOMEM, "out of memory packing %zu all-reduces", m);
 	for (k = i, off = 0; k < j; k++) {
