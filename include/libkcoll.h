@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define LIBKCOLL_MAJOR_VERSION	0
-#define LIBKCOLL_MINOR_VERSION	4
+#define LIBKCOLL_MINOR_VERSION	5
 #define LIBKCOLL_PATCH_VERSION	0
 
 /* sysfs directory of the module; the environment variable overrides it (tests, containers). */
@@ -392,6 +392,21 @@ KCOLL_API int kcoll_alltoallv(struct kcoll_comm *c, const void *sendbuf,
 			      void *recvbuf, const size_t *recv_counts,
 			      const size_t *recv_displs, int dtype,
 			      const struct kcoll_coll_opts *opts);
+
+/*
+ * Groups (KCOLL_0.5), as NCCL's ncclGroupStart/End: between kcoll_group_start() and
+ * kcoll_group_end() the calling thread's kcoll_allreduce() (blocking form only: no @req, no
+ * @algo_used) and non-blocking point-to-point calls (kcoll_isend(), kcoll_irecv() and their
+ * _buf forms) are recorded, not run; every other call that submits work fails with -EINVAL.
+ * The outermost kcoll_group_end() posts the point-to-point requests, runs each run of
+ * consecutive all-reduces of one communicator, datatype, operator and algorithm as ONE
+ * kernel call on a packed buffer, waits for everything, and returns 0 or the first error
+ * (the whole group fails; kcoll_last_error() names the call).  Buffers must stay valid until
+ * kcoll_group_end() returns; requests of grouped calls are complete (idle) after it.
+ * Groups nest (only the outermost end runs them); the state is per thread.
+ */
+KCOLL_API int kcoll_group_start(void);
+KCOLL_API int kcoll_group_end(void);
 
 /* Names ("fp32", "sum", "allreduce", "ring") and their inverses (-EINVAL when unknown). */
 KCOLL_API const char *kcoll_datatype_str(int dtype);

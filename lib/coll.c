@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * libkcoll collectives: one KCOLL_IOC_COLL per call.
+ * libkcoll collectives: one KCOLL_IOC_COLL per call (in a group, lib/group.c, all-reduces
+ * are recorded instead and fused).
  *
  * The library's job is translation: NCCL-style in-place conventions become the kernel's
  * KCOLL_COLL_IN_PLACE layout (see the table in include/libkcoll.h), pointers into a mapped
@@ -26,8 +27,8 @@ struct kcoll_call {
 	uint64_t *arrays;		/* the v-collectives' __u64 copies (one allocation) */
 };
 
-static int kcoll_call_check(struct kcoll_comm *c, struct kcoll_call *k,
-			    const struct kcoll_coll_opts *opts)
+static int kcoll_call_check_args(struct kcoll_comm *c, struct kcoll_call *k,
+				 const struct kcoll_coll_opts *opts)
 {
 	const char *cn = kcoll_collective_str(k->a.coll);
 	int err;
@@ -54,6 +55,19 @@ static int kcoll_call_check(struct kcoll_comm *c, struct kcoll_call *k,
 		return kcoll_fail(-EINVAL, "%s: root %u is not a rank of a %d-rank communicator",
 				  cn, k->a.root, c->nranks);
 	return 0;
+}
+
+/* In a group only all-reduces are recorded; a refusal or a bad argument fails the group. */
+static int kcoll_call_check(struct kcoll_comm *c, struct kcoll_call *k,
+			    const struct kcoll_coll_opts *opts)
+{
+	int err = 0;
+
+	if (k->a.coll != KCOLL_ALLREDUCE)
+		err = kcoll_group_refuse(kcoll_collective_str(k->a.coll));
+	if (!err)
+		err = kcoll_group_fail(kcoll_call_check_args(c, k, opts), NULL);
+	return err;
 }
 
 /* A side of the call: a zero-copy buffer region if it lies in a mapped buffer. */
@@ -226,6 +240,8 @@ int kcoll_allreduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, si
 	err = kcoll_call_check(c, &k, opts);
 	if (err)
 		return err;
+	if (kcoll_group_active())
+		return kcoll_group_allreduce(c, sendbuf, recvbuf, count, dtype, op, opts);
 	if (sendbuf == recvbuf) {
 		k.a.flags |= KCOLL_COLL_IN_PLACE;
 		k.send = NULL;

@@ -139,6 +139,9 @@ static int kcoll_comm_init_check(struct kcoll_handle *h, const struct kcoll_comm
 	if (!out)
 		return kcoll_fail(-EINVAL, "out is NULL");
 	*out = NULL;
+	err = kcoll_group_refuse("kcoll_comm_init_rank/kcoll_comm_init_env");
+	if (err)
+		return err;
 	if (!h)
 		return kcoll_fail(-EINVAL, "the kcoll handle is NULL");
 	err = OPTS_VALID(opts, kcoll_comm_opts, ifname, KCOLL_COMM_OPTS_SZ_VER0);
@@ -211,6 +214,10 @@ int kcoll_comm_destroy(struct kcoll_comm *c)
 	kcoll_clear_error();
 	if (!c)
 		return 0;
+	/* A recorded call may point at @c: it must outlive the group. */
+	err = kcoll_group_refuse("kcoll_comm_destroy");
+	if (err)
+		return err;
 	err = kcoll_comm_ioctl(c, KCOLL_IOC_COMM_DESTROY, "KCOLL_IOC_COMM_DESTROY");
 	/* Buffers still mapped stay usable as memory; they forget the communicator. */
 	pthread_mutex_lock(&c->lock);
@@ -264,6 +271,21 @@ int kcoll_comm_query(struct kcoll_comm *c, struct kcoll_comm_query *q)
 
 /* Point-to-point ---------------------------------------------------------------------- */
 
+int kcoll_p2p_submit(struct kcoll_comm *c, struct kcoll_p2p *p, size_t *received,
+		     struct kcoll_request *req)
+{
+	if (ioctl(c->fd, KCOLL_IOC_P2P, p) < 0)
+		return kcoll_err(-errno);
+	if (received)
+		*received = p->result;
+	if (req) {
+		req->id = p->req;
+		req->comm = c->handle;
+		req->state = KCOLL_REQ_INFLIGHT;
+	}
+	return 0;
+}
+
 static int kcoll_p2p(struct kcoll_comm *c, uint32_t flags, uint64_t addr, size_t len,
 		     uint32_t buf, int peer, const struct kcoll_p2p_opts *opts,
 		     size_t *received, struct kcoll_request *req)
@@ -272,12 +294,12 @@ static int kcoll_p2p(struct kcoll_comm *c, uint32_t flags, uint64_t addr, size_t
 	int err;
 
 	if (!c)
-		return kcoll_err(-EINVAL);
+		return kcoll_group_fail(kcoll_err(-EINVAL), "point-to-point call");
 	err = OPTS_VALID(opts, kcoll_p2p_opts, flags, KCOLL_P2P_OPTS_SZ_VER0);
 	if (err)
-		return kcoll_err(err);
+		return kcoll_group_fail(kcoll_err(err), "point-to-point call");
 	if (OPTS_GET(opts, flags, 0) || peer < 0 || peer >= c->nranks)
-		return kcoll_err(-EINVAL);
+		return kcoll_group_fail(kcoll_err(-EINVAL), "point-to-point call");
 	memset(&p, 0, sizeof(p));
 	p.size = sizeof(p);
 	p.flags = flags;
@@ -287,16 +309,14 @@ static int kcoll_p2p(struct kcoll_comm *c, uint32_t flags, uint64_t addr, size_t
 	p.len = len;
 	p.buf = buf;
 	p.timeout_ms = OPTS_GET(opts, timeout_ms, 0);
-	if (ioctl(c->fd, KCOLL_IOC_P2P, &p) < 0)
-		return kcoll_err(-errno);
-	if (received)
-		*received = p.result;
-	if (req) {
-		req->id = p.req;
-		req->comm = c->handle;
-		req->state = KCOLL_REQ_INFLIGHT;
+	if (kcoll_group_active()) {
+		/* Non-blocking calls join the group; blocking ones cannot wait in it. */
+		if (!(flags & KCOLL_P2P_NONBLOCK))
+			return kcoll_group_refuse(flags & KCOLL_P2P_RECV ? "kcoll_recv"
+									 : "kcoll_send");
+		return kcoll_group_p2p(c, &p, req);
 	}
-	return 0;
+	return kcoll_p2p_submit(c, &p, received, req);
 }
 
 /* A user pointer: NULL only for an empty message. */
@@ -305,7 +325,7 @@ static int kcoll_p2p_user(struct kcoll_comm *c, uint32_t flags, const void *buf,
 			  struct kcoll_request *req)
 {
 	if (!buf && len)
-		return kcoll_err(-EINVAL);
+		return kcoll_group_fail(kcoll_err(-EINVAL), "point-to-point call");
 	return kcoll_p2p(c, flags, (uintptr_t)buf, len, 0, peer, opts, received, req);
 }
 
@@ -316,7 +336,7 @@ static int kcoll_p2p_buf(struct kcoll_comm *c, uint32_t flags, struct kcoll_buf 
 {
 	if (!c || !b || b->fd != c->fd || b->comm != c->handle || offset > b->len ||
 	    len > b->len - offset)
-		return kcoll_err(-EINVAL);
+		return kcoll_group_fail(kcoll_err(-EINVAL), "point-to-point call");
 	return kcoll_p2p(c, flags | KCOLL_P2P_BUF, offset, len, b->handle, peer, opts,
 			 received, req);
 }
@@ -337,7 +357,7 @@ int kcoll_isend(struct kcoll_comm *c, const void *buf, size_t len, int peer,
 		const struct kcoll_p2p_opts *opts, struct kcoll_request *req)
 {
 	if (!req)
-		return kcoll_err(-EINVAL);
+		return kcoll_group_fail(kcoll_err(-EINVAL), "point-to-point call");
 	return kcoll_p2p_user(c, KCOLL_P2P_SEND | KCOLL_P2P_NONBLOCK, buf, len, peer, opts,
 			      NULL, req);
 }
@@ -346,7 +366,7 @@ int kcoll_irecv(struct kcoll_comm *c, void *buf, size_t len, int peer,
 		const struct kcoll_p2p_opts *opts, struct kcoll_request *req)
 {
 	if (!req)
-		return kcoll_err(-EINVAL);
+		return kcoll_group_fail(kcoll_err(-EINVAL), "point-to-point call");
 	return kcoll_p2p_user(c, KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK, buf, len, peer, opts,
 			      NULL, req);
 }
@@ -367,7 +387,7 @@ int kcoll_isend_buf(struct kcoll_comm *c, struct kcoll_buf *b, size_t offset, si
 		    int peer, const struct kcoll_p2p_opts *opts, struct kcoll_request *req)
 {
 	if (!req)
-		return kcoll_err(-EINVAL);
+		return kcoll_group_fail(kcoll_err(-EINVAL), "point-to-point call");
 	return kcoll_p2p_buf(c, KCOLL_P2P_SEND | KCOLL_P2P_NONBLOCK, b, offset, len, peer,
 			     opts, NULL, req);
 }
@@ -376,7 +396,7 @@ int kcoll_irecv_buf(struct kcoll_comm *c, struct kcoll_buf *b, size_t offset, si
 		    int peer, const struct kcoll_p2p_opts *opts, struct kcoll_request *req)
 {
 	if (!req)
-		return kcoll_err(-EINVAL);
+		return kcoll_group_fail(kcoll_err(-EINVAL), "point-to-point call");
 	return kcoll_p2p_buf(c, KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK, b, offset, len, peer,
 			     opts, NULL, req);
 }
@@ -387,6 +407,9 @@ int kcoll_wait(struct kcoll_comm *c, struct kcoll_request *req, int timeout_ms,
 	struct kcoll_wait w;
 	int err;
 
+	err = kcoll_group_refuse("kcoll_wait");
+	if (err)
+		return err;
 	if (!c || !req || req->state != KCOLL_REQ_INFLIGHT || req->comm != c->handle)
 		return kcoll_err(-EINVAL);
 	memset(&w, 0, sizeof(w));
@@ -413,6 +436,9 @@ int kcoll_test(struct kcoll_comm *c, struct kcoll_request *req, int *done, size_
 {
 	int err;
 
+	err = kcoll_group_refuse("kcoll_test");
+	if (err)
+		return err;
 	if (!done)
 		return kcoll_err(-EINVAL);
 	*done = 0;
@@ -448,6 +474,9 @@ int kcoll_buf_create(struct kcoll_comm *c, size_t len, struct kcoll_buf **out)
 	if (!out)
 		return kcoll_fail(-EINVAL, "out is NULL");
 	*out = NULL;
+	err = kcoll_group_refuse("kcoll_buf_create");
+	if (err)
+		return err;
 	if (!c || !len || page <= 0 || len > SIZE_MAX - (size_t)page ||
 	    (uint64_t)len > INT64_MAX)
 		return kcoll_fail(-EINVAL, "kcoll_buf_create: bad communicator or length %zu",
@@ -555,6 +584,9 @@ int kcoll_buf_destroy(struct kcoll_buf *b)
 	kcoll_clear_error();
 	if (!b)
 		return 0;
+	err = kcoll_group_refuse("kcoll_buf_destroy");
+	if (err)
+		return err;
 	/* After its communicator's destroy the kernel has dropped the buffer already. */
 	err = b->c ? kcoll_buf_ioctl_destroy(b->fd, b->comm, b->handle) : 0;
 	/* In use by an operation in flight: nothing changes, the caller may try again. */

@@ -199,6 +199,27 @@ KCOLL_HIDDEN int kcoll_bootstrap_root_join(uint64_t comm_id, bool stop, char *ms
 /* Root threads of this process not joined yet. */
 KCOLL_HIDDEN int kcoll_bootstrap_root_count(void);
 
+/*
+ * Groups (lib/group.c, KCOLL_0.5).  Between kcoll_group_start() and kcoll_group_end() the
+ * calling thread's kcoll_allreduce() and non-blocking point-to-point calls are recorded, and
+ * every other call that submits work is refused: kcoll_group_refuse(@fn) is 0 outside a
+ * group, else -EINVAL with a message naming @fn.  Either failure fails the whole group, as
+ * does any error passed through kcoll_group_fail() while a group is open (with @what, the
+ * message becomes "@what: strerror"; NULL keeps the message the caller set).
+ */
+KCOLL_HIDDEN bool kcoll_group_active(void);
+KCOLL_HIDDEN int kcoll_group_refuse(const char *fn);
+KCOLL_HIDDEN int kcoll_group_fail(int err, const char *what);
+KCOLL_HIDDEN int kcoll_group_allreduce(struct kcoll_comm *c, const void *send, void *recv,
+				       size_t count, int dtype, int op,
+				       const struct kcoll_coll_opts *opts);
+/* Record @p (a non-blocking KCOLL_IOC_P2P as kcoll_p2p() built it); *req is left idle. */
+KCOLL_HIDDEN int kcoll_group_p2p(struct kcoll_comm *c, const struct kcoll_p2p *p,
+				 struct kcoll_request *req);
+/* KCOLL_IOC_P2P with @p; fills *received and *req (either may be NULL). */
+KCOLL_HIDDEN int kcoll_p2p_submit(struct kcoll_comm *c, struct kcoll_p2p *p, size_t *received,
+				  struct kcoll_request *req);
+
 /* "1.2.3.4:5" or "[::1]:5" */
 #define KCOLL_ADDRSTR_MAX	72
 KCOLL_HIDDEN const char *kcoll_sockaddr_str(const struct kcoll_sockaddr *a, char *buf,

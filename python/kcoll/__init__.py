@@ -8,6 +8,7 @@ keeps alive); kcoll.torch builds the process group on it.  Every failure raises 
 (errno, the call, and kcoll_last_error()'s reason).  See Documentation/pytorch.rst.
 """
 import ctypes
+import errno as _errno
 
 from ._lib import KcollError, KcollTimeout, UNIQUE_ID_BYTES, lib, check
 from . import _lib
@@ -79,6 +80,14 @@ class Comm:
             raise
         self._c = c
         self.timeout_ms = _ms(timeout_ms)
+
+    @property
+    def fd(self):
+        """The communicator's /dev/kcoll file: poll() reports POLLIN while a non-blocking
+        request on it has completed and not been waited for (kcoll._poll uses it)."""
+        if self._h is None:
+            raise KcollError("communicator", 9, "already destroyed")  # EBADF
+        return check("kcoll_fd", lib().kcoll_fd(self._h))
 
     def _comm(self):
         if self._c is None:
@@ -189,6 +198,12 @@ class Comm:
                                                self._popts(), ctypes.byref(req)))
         return req
 
+    def _moved(self, got, nbytes):
+        if nbytes is not None and got != nbytes:
+            raise KcollError("kcoll_wait", _errno.EBADMSG,
+                             "moved %d bytes where %d were expected" % (got, nbytes))
+        return got
+
     def wait(self, req, nbytes=None):
         """kcoll_wait() up to timeout_ms (0: no limit but the module's); bytes moved.
 
@@ -198,15 +213,59 @@ class Comm:
         got = ctypes.c_size_t()
         ms = self.timeout_ms if 0 < self.timeout_ms <= 0x7FFFFFFF else -1
         rc = lib().kcoll_wait(self._comm(), ctypes.byref(req), ms, ctypes.byref(got))
-        if rc == -11:  # EAGAIN: still in flight after the timeout
-            try:
-                self.abort()
-            except KcollError:
-                pass  # already failed: the request is failed with it
-            raise KcollTimeout("kcoll_wait", 110,  # ETIMEDOUT
-                                   "still in flight after %d ms; communicator aborted" % ms)
+        if rc == -_errno.EAGAIN:  # still in flight after the timeout
+            raise self.expire(req)
         check("kcoll_wait", rc)
-        if nbytes is not None and got.value != nbytes:
-            raise KcollError("kcoll_wait", 74,  # EBADMSG
-                             "moved %d bytes where %d were expected" % (got.value, nbytes))
-        return got.value
+        return self._moved(got.value, nbytes)
+
+    def test(self, req, nbytes=None):
+        """kcoll_wait() without waiting: None while in flight, else as wait()."""
+        got = ctypes.c_size_t()
+        rc = lib().kcoll_wait(self._comm(), ctypes.byref(req), 0, ctypes.byref(got))
+        if rc == -_errno.EAGAIN:
+            return None
+        check("kcoll_wait", rc)
+        return self._moved(got.value, nbytes)
+
+    def expire(self, req):
+        """Abort the communicator for @req, overdue at timeout_ms; the KcollTimeout to raise."""
+        try:
+            self.abort()
+        except KcollError:
+            pass  # already failed: the request is failed with it
+        return KcollTimeout("kcoll_wait", _errno.ETIMEDOUT,
+                            "still in flight after %d ms; communicator aborted" %
+                            self.timeout_ms)
+
+    # Groups: kcoll_group_start() ... kcoll_group_end() around libkcoll calls.
+    def grouped(self, ops):
+        """Run @ops as one libkcoll group; raise the group's one error.
+
+        ops: ("allreduce", send, recv, count, dtype, op), ("isend", buf, nbytes, peer) or
+        ("irecv", buf, nbytes, peer).  Consecutive all-reduces of one dtype and op become
+        one kernel call on a packed buffer; sends and receives are posted and waited for
+        before this returns.  Either everything completed or KcollError is raised (and
+        nothing is left in flight).
+        """
+        L = lib()
+        c = self._comm()
+        copts = self._copts()
+        popts = self._popts()
+        req = _lib.Request()
+        check("kcoll_group_start", L.kcoll_group_start())
+        try:
+            for op in ops:
+                if op[0] == "allreduce":
+                    L.kcoll_allreduce(c, op[1], op[2], op[3], op[4], op[5], copts)
+                elif op[0] in ("isend", "irecv"):
+                    fn = L.kcoll_isend if op[0] == "isend" else L.kcoll_irecv
+                    fn(c, op[1], op[2], op[3], popts, ctypes.byref(req))
+                else:
+                    raise ValueError("kcoll: %r cannot be grouped" % (op[0],))
+        except BaseException:
+            # A Python error mid-group: a refused call fails the group, so that the end
+            # below runs none of it (a partial group would not match the other ranks').
+            L.kcoll_barrier(c, copts)
+            L.kcoll_group_end()
+            raise
+        check("kcoll_group_end", L.kcoll_group_end())

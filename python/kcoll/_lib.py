@@ -98,6 +98,9 @@ _PROTOS = {
     "kcoll_alltoallv": (_I, [_P, _P, _SZP, _SZP, _P, _SZP, _SZP, _I,
                              ctypes.POINTER(CollOpts)]),
     "kcoll_barrier": (_I, [_P, ctypes.POINTER(CollOpts)]),
+    "kcoll_fd": (_I, [_P]),
+    "kcoll_group_start": (_I, []),
+    "kcoll_group_end": (_I, []),
 }
 
 

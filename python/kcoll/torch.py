@@ -9,13 +9,14 @@ puts it in the group's c10d store; the other ranks read it from there.  No port 
 store's and the root's own (ephemeral, or $KCOLL_BOOTSTRAP_PORT).
 
 Collectives run to completion in the calling thread before they return; async_op=True gives
-a work object that is already complete.  send/recv (isend/irecv) are posted non-blocking and
-complete in the background: a thread per operation sleeps in kcoll_wait().  CPU tensors
-only.  See Documentation/pytorch.rst for the limits.
+a work object that is already complete.  all_reduce_coalesced is one libkcoll group (one
+kernel call for consecutive tensors of one dtype).  send/recv (isend/irecv) are posted
+non-blocking and complete in the background: ONE completion thread per process sleeps in
+poll() on the communicators' files (kcoll._poll).  batch_isend_irecv is one libkcoll group
+and completes before it returns.  CPU tensors only.  See Documentation/pytorch.rst.
 """
 import datetime
 import os
-import threading
 
 import torch
 import torch.distributed as dist
@@ -24,6 +25,7 @@ from torch._C._distributed_c10d import _create_work_from_future
 from . import Comm, KcollError, KcollTimeout, unique_id  # noqa: F401 (re-exported)
 from . import INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64
 from . import SUM, PROD, MIN, MAX, AVG
+from ._poll import poller
 
 BACKEND = "kcoll"
 STORE_KEY = "kcoll/unique_id"
@@ -190,6 +192,7 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         else:
             uid = store.get(STORE_KEY)
         self.comm = Comm(bytes(uid), size, rank, timeout_ms=ms, bootstrap_timeout_ms=boot)
+        self._coalesced = None  # batch_isend_irecv's sends and receives, while it records
 
     # -- process group identity ------------------------------------------------------------
 
@@ -228,7 +231,18 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         return _done(tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
-        return self.allreduce(tensors, opts)
+        """One libkcoll group: consecutive tensors of one dtype cost one kernel call."""
+        op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        bufs, ops = [], []
+        for t in tensors:  # every refusal before the group starts
+            dt, kop = _dtype(t), _op(op, t)
+            b = _Buf(t)
+            bufs.append(b)
+            ops.append(("allreduce", b.ptr, b.ptr, t.numel(), dt, kop))
+        self.comm.grouped(ops)
+        for b in bufs:
+            b.done()
+        return _done(tensors)
 
     def broadcast(self, tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
@@ -395,24 +409,53 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         _dtype(tensors[0])
 
     def _p2p(self, post, tensors, peer, what):
-        """Post a non-blocking send or receive; a thread waits for it and completes the
-        future (the kernel moves the data meanwhile, so isend/irecv overlap)."""
+        """Post a non-blocking send or receive; the process's completion thread completes the
+        future when poll() on the communicator's file reports it done (the kernel moves the
+        data meanwhile, so isend/irecv overlap with the caller).  In batch_isend_irecv it is
+        recorded instead, and run with the others as one group."""
         b = _Buf(tensors[0], write_back=what == "recv")
         nbytes = b.c.numel() * b.c.element_size()
-        req = post(b.ptr, nbytes, peer)
         fut = torch.futures.Future()
+        if self._coalesced is not None:
+            self._coalesced.append((what, b, nbytes, peer, fut, tensors))
+            return _P2PWork(fut)
+        req = post(b.ptr, nbytes, peer)
 
-        def complete():
-            try:
-                self.comm.wait(req, nbytes)
-                b.done()
-            except BaseException as e:  # the waiter sees it from Work.wait()
-                fut.set_exception(e)
-                return
-            fut.set_result(tensors)
+        def done(exc, got):
+            if exc is None:
+                try:
+                    b.done()
+                except BaseException as e:
+                    exc = e
+            if exc is not None:
+                fut.set_exception(exc)  # the waiter sees it from Work.wait()
+            else:
+                fut.set_result(tensors)
 
-        threading.Thread(target=complete, name="kcoll-%s" % what, daemon=True).start()
+        poller().add(self.comm, req, nbytes, done)
         return _P2PWork(fut)
+
+    # batch_isend_irecv: torch brackets its isend/irecv calls with these (1.13: end gets the
+    # list of works; 2.x: start and end get a device and end returns a work).
+    def _start_coalescing(self, *args):
+        if self._coalesced is not None:
+            raise RuntimeError("kcoll: batch_isend_irecv inside batch_isend_irecv")
+        self._coalesced = []
+
+    def _end_coalescing(self, *args):
+        batch, self._coalesced = self._coalesced or [], None
+        ops = [("i" + what, b.ptr, nbytes, peer) for what, b, nbytes, peer, _, _ in batch]
+        try:
+            self.comm.grouped(ops)
+            for _, b, _, _, _, _ in batch:
+                b.done()
+        except BaseException as e:
+            for entry in batch:
+                entry[4].set_exception(e)
+            raise
+        for entry in batch:
+            entry[4].set_result(entry[5])
+        return _done(None)
 
     def send(self, tensors, dstRank, tag=0):
         self._p2p_check(tensors, dstRank, tag, "send")

@@ -12,8 +12,15 @@
  * Every call is recorded (kcoll_mock_last()); kcoll_mock_fail() makes the next call fail
  * with a chosen errno and kcoll_last_error().
  * FP16/BF16 reductions only copy (the tests use them with MIN/MAX).
+ *
+ * kcoll_fd() is a pipe that is readable exactly while a posted request could complete (the
+ * level-triggered POLLIN of /dev/kcoll).  kcoll_comm_abort() fails every pending request.
+ * Groups run their calls at once but count them (kcoll_mock_groups()); receives of a group
+ * take their bytes at kcoll_group_end(), and a call other than allreduce/isend/irecv in a
+ * group fails it, as libkcoll does.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -42,7 +49,7 @@ struct kcoll_mock_call {
 
 static struct kcoll_mock_call last, last_post;
 /* Waits run in the backend's completion threads: the FIFO and the request table are shared. */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static int world_rank, world_size = 1;
 static int fail_err;
 static char fail_msg[256], errmsg[256];
@@ -50,10 +57,35 @@ static unsigned int uid_seq, uid_timeout;
 
 static unsigned char fifo[1 << 16];
 static size_t fifo_len;
+static int aborted;
+
+/* Groups: runs, calls in the last group run, depth now; the error the next end returns. */
+static struct { int runs, ops, depth, cur_ops; } groups;
+static int group_err, group_fail_err;
+static struct { void *buf; size_t len; } grecv[64];
+static int ngrecv;
+
+static void update_fd(void);
+static struct { void *buf; size_t len; int used; } pending[64];
 
 
 void kcoll_mock_world(int rank, int nranks) { world_rank = rank; world_size = nranks; }
 const struct kcoll_mock_call *kcoll_mock_last(void) { return &last; }
+const void *kcoll_mock_groups(void) { return &groups; }
+void kcoll_mock_fail_group_end(int err) { group_fail_err = err; }
+
+/* Between tests: no message in flight, no request pending, nothing aborted. */
+void kcoll_mock_reset(void)
+{
+	pthread_mutex_lock(&lock);
+	fifo_len = 0;
+	aborted = 0;
+	ngrecv = 0;
+	group_err = group_fail_err = 0;
+	memset(pending, 0, sizeof(pending));
+	update_fd();
+	pthread_mutex_unlock(&lock);
+}
 /* The last isend/irecv as posted (a completion thread's kcoll_wait() comes later). */
 const struct kcoll_mock_call *kcoll_mock_last_post(void) { return &last_post; }
 
@@ -154,11 +186,21 @@ int kcoll_comm_init_rank(struct kcoll_handle *h, const struct kcoll_unique_id *i
 	(*out)->nranks = nranks;
 	world_rank = rank;
 	world_size = nranks;
+	aborted = 0;
 	return 0;
 }
 
 int kcoll_comm_destroy(struct kcoll_comm *c) { enter("comm_destroy"); free(c); return 0; }
-int kcoll_comm_abort(struct kcoll_comm *c) { return enter("comm_abort"); }
+int kcoll_comm_abort(struct kcoll_comm *c)
+{
+	int err = enter("comm_abort");
+
+	pthread_mutex_lock(&lock);
+	aborted = 1;
+	update_fd();
+	pthread_mutex_unlock(&lock);
+	return err;
+}
 int kcoll_comm_rank(const struct kcoll_comm *c) { return c->rank; }
 int kcoll_comm_size(const struct kcoll_comm *c) { return c->nranks; }
 
@@ -174,6 +216,14 @@ static int coll_enter(const char *fn, size_t count, int dtype, int op, int root,
 	last.timeout_ms = o ? o->timeout_ms : 0;
 	if (err)
 		return err;
+	if (groups.depth) {
+		groups.cur_ops++;
+		if (strcmp(fn, "allreduce")) {
+			snprintf(errmsg, sizeof(errmsg), "%s: not allowed in a group", fn);
+			group_err = -EINVAL;
+			return -EINVAL;
+		}
+	}
 	if (dtype < 0 || dtype >= KCOLL_NUM_DATATYPES || op < 0 || op >= KCOLL_NUM_RED_OPS)
 		return -EINVAL;
 	if (op == KCOLL_AVG && dtype != KCOLL_FP16 && dtype != KCOLL_BF16 &&
@@ -347,6 +397,7 @@ int kcoll_send(struct kcoll_comm *c, const void *buf, size_t len, int peer,
 		return -ENOBUFS;
 	memcpy(fifo + fifo_len, buf, len);
 	fifo_len += len;
+	update_fd();
 	return 0;
 }
 
@@ -377,7 +428,6 @@ int kcoll_recv(struct kcoll_comm *c, void *buf, size_t len, int peer, size_t *re
  * bytes when it is waited for (-EAGAIN while the FIFO has too few, as a real request still
  * in flight).  Request ids index a small table of posted receives.
  */
-static struct { void *buf; size_t len; int used; } pending[64];
 static uint64_t req_seq;
 
 static int post(struct kcoll_request *req, void *rbuf, size_t len)
@@ -385,11 +435,24 @@ static int post(struct kcoll_request *req, void *rbuf, size_t len)
 	unsigned int slot;
 
 	pthread_mutex_lock(&lock);
+	if (groups.depth) {
+		/* Completed by the group's end: the request stays idle. */
+		groups.cur_ops++;
+		if (rbuf && ngrecv < 64) {
+			grecv[ngrecv].buf = rbuf;
+			grecv[ngrecv++].len = len;
+		}
+		last_post = last;
+		pthread_mutex_unlock(&lock);
+		memset(req, 0, sizeof(*req));
+		return 0;
+	}
 	slot = req_seq++ % 64;
 	pending[slot].buf = rbuf;
 	pending[slot].len = len;
 	pending[slot].used = 1;
 	last_post = last;
+	update_fd();
 	pthread_mutex_unlock(&lock);
 	req->id = slot;
 	req->comm = 1;
@@ -438,6 +501,13 @@ int kcoll_wait(struct kcoll_comm *c, struct kcoll_request *req, int timeout_ms,
 			pthread_mutex_unlock(&lock);
 			return -EINVAL;
 		}
+		if (aborted) {
+			pending[slot].used = 0;
+			update_fd();
+			pthread_mutex_unlock(&lock);
+			snprintf(errmsg, sizeof(errmsg), "communicator aborted");
+			return -ECONNABORTED;
+		}
 		if (!pending[slot].buf || pending[slot].len <= fifo_len)
 			break;
 		pthread_mutex_unlock(&lock);
@@ -453,7 +523,80 @@ int kcoll_wait(struct kcoll_comm *c, struct kcoll_request *req, int timeout_ms,
 	pending[slot].used = 0;
 	if (result)
 		*result = pending[slot].len;
+	update_fd();
 	pthread_mutex_unlock(&lock);
 	req->state = 0;
 	return 0;
+}
+
+/* The poll file: one byte in the pipe while some posted request could complete. */
+static int pipe_fd[2] = { -1, -1 }, signaled;
+
+static void update_fd(void)
+{
+	int ready = 0;
+	char b = 0;
+
+	pthread_mutex_lock(&lock);
+	if (pipe_fd[0] < 0 && pipe2(pipe_fd, O_NONBLOCK | O_CLOEXEC))
+		abort();
+	for (int i = 0; i < 64 && !ready; i++)
+		ready = pending[i].used && (aborted || !pending[i].buf ||
+					    pending[i].len <= fifo_len);
+	if (ready && !signaled && write(pipe_fd[1], &b, 1) == 1)
+		signaled = 1;
+	else if (!ready && signaled && read(pipe_fd[0], &b, 1) == 1)
+		signaled = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+int kcoll_fd(const struct kcoll_handle *h)
+{
+	update_fd();
+	return pipe_fd[0];
+}
+
+int kcoll_group_start(void)
+{
+	int err = enter("group_start");
+
+	if (err)
+		return err;
+	if (!groups.depth++)
+		groups.cur_ops = 0;
+	return 0;
+}
+
+int kcoll_group_end(void)
+{
+	int err = enter("group_end");
+
+	if (err)
+		return err;
+	if (!groups.depth) {
+		snprintf(errmsg, sizeof(errmsg), "no kcoll_group_start() to end");
+		return -EINVAL;
+	}
+	if (--groups.depth)
+		return 0;
+	groups.runs++;
+	groups.ops = groups.cur_ops;
+	err = group_err ? group_err : -group_fail_err;
+	group_err = group_fail_err = 0;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; !err && i < ngrecv; i++) {
+		if (grecv[i].len > fifo_len) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		memcpy(grecv[i].buf, fifo, grecv[i].len);
+		memmove(fifo, fifo + grecv[i].len, fifo_len - grecv[i].len);
+		fifo_len -= grecv[i].len;
+	}
+	ngrecv = 0;
+	update_fd();
+	pthread_mutex_unlock(&lock);
+	if (err)
+		snprintf(errmsg, sizeof(errmsg), "group failed: %s", strerror(-err));
+	return err;
 }

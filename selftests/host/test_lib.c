@@ -294,6 +294,8 @@ static const struct {
 	{ "kcoll_reduce_scatterv", "KCOLL_0.3" }, { "kcoll_scatter", "KCOLL_0.3" },
 
 	{ "kcoll_buf_offset", "KCOLL_0.4" }, { "kcoll_comm_id", "KCOLL_0.4" },
+
+	{ "kcoll_group_end", "KCOLL_0.5" }, { "kcoll_group_start", "KCOLL_0.5" },
 };
 
 #define KCOLL_ABI_N	(sizeof(kcoll_abi) / sizeof(kcoll_abi[0]))
@@ -301,7 +303,8 @@ static const struct {
 /* Each symbol of the table is there under its node, and in no other. */
 TEST(shared_object_exports)
 {
-	static const char *const nodes[] = { "KCOLL_0.1", "KCOLL_0.2", "KCOLL_0.3", "KCOLL_0.4" };
+	static const char *const nodes[] = { "KCOLL_0.1", "KCOLL_0.2", "KCOLL_0.3", "KCOLL_0.4",
+					     "KCOLL_0.5" };
 	void *so = dlopen(LIBKCOLL_SO_PATH, RTLD_NOW | RTLD_LOCAL);
 	size_t i, j;
 

@@ -53,6 +53,20 @@ M.kcoll_mock_sizeof.restype = ctypes.c_size_t
 M.kcoll_mock_uid_timeout.restype = ctypes.c_uint
 
 
+class Groups(ctypes.Structure):
+    _fields_ = [("runs", ctypes.c_int), ("ops", ctypes.c_int), ("depth", ctypes.c_int),
+                ("cur_ops", ctypes.c_int)]
+
+
+M.kcoll_mock_groups.restype = ctypes.POINTER(Groups)
+M.kcoll_mock_fail_group_end.argtypes = [ctypes.c_int]
+
+
+def groups():
+    g = M.kcoll_mock_groups().contents
+    return (g.runs, g.ops, g.depth)
+
+
 def last():
     return M.kcoll_mock_last().contents
 
@@ -169,11 +183,74 @@ def test_make_install_finds_its_library():
         subprocess.run(["make", "-s", "-C", os.path.join(TOP, "python"), "install",
                         "LIBDIR=" + libdir, "PYTHONDIR=" + pydir], check=True,
                        stdout=subprocess.DEVNULL)
+        src = {f for f in os.listdir(os.path.join(TOP, "python", "kcoll")) if f.endswith(".py")}
+        missing = src - set(os.listdir(os.path.join(pydir, "kcoll")))
+        expect(not missing, "make install leaves out %s" % sorted(missing))
         env = dict(os.environ, PYTHONPATH=pydir, PYTHONDONTWRITEBYTECODE="1")
         del env["KCOLL_LIB"]
         out = subprocess.run([sys.executable, "-c", "import kcoll; print(kcoll.version())"],
                              env=env, cwd=d, capture_output=True, text=True)
         expect(out.returncode == 0 and out.stdout == "mock\n", (out.stdout, out.stderr))
+
+
+def test_grouped_is_one_group():
+    c = comm(nranks=2)
+    a = (ctypes.c_float * 3)(1, 2, 3)
+    b = (ctypes.c_int32 * 2)(5, 6)
+    out = (ctypes.c_ubyte * 4)(1, 2, 3, 4)
+    into = (ctypes.c_ubyte * 4)()
+    runs = groups()[0]
+    c.grouped([("allreduce", ctypes.addressof(a), ctypes.addressof(a), 3, kcoll.FP32, kcoll.SUM),
+               ("isend", ctypes.addressof(out), 4, 1),
+               ("allreduce", ctypes.addressof(b), ctypes.addressof(b), 2, kcoll.INT32,
+                kcoll.MAX),
+               ("irecv", ctypes.addressof(into), 4, 1)])
+    expect(groups() == (runs + 1, 4, 0), groups())
+    expect(list(a) == [2, 4, 6] and list(b) == [5, 6] and list(into) == [1, 2, 3, 4],
+           (list(a), list(b), list(into)))
+    # one error for the group, with the library's reason
+    M.kcoll_mock_fail_group_end(errno.ECONNRESET)
+    e = raises(kcoll.KcollError, c.grouped, [("allreduce", ctypes.addressof(a),
+                                              ctypes.addressof(a), 3, kcoll.FP32, kcoll.SUM)])
+    expect(e.errno == errno.ECONNRESET and e.call == "kcoll_group_end", str(e))
+    # a Python error while recording: the group is failed and ended, and nothing is left open
+    raises(ValueError, c.grouped, [("allreduce", ctypes.addressof(a), ctypes.addressof(a), 3,
+                                    kcoll.FP32, kcoll.SUM), ("bcast",)], match="cannot be grouped")
+    expect(groups()[2] == 0, "group left open")
+    expect(last().fn == b"group_end", last().fn)
+
+
+def test_completion_thread_blocks_in_poll():
+    """Many receives in flight: one completion thread, asleep in poll(), not spinning."""
+    import threading
+    import time
+    from kcoll import _poll
+    c = comm(nranks=2)
+    bufs = [(ctypes.c_ubyte * 8)() for _ in range(5)]
+    results = []
+    done = threading.Event()
+
+    def cb(exc, got):
+        results.append((exc, got))
+        if len(results) == len(bufs):
+            done.set()
+
+    p = _poll.Poller()
+    for buf in bufs:
+        p.add(c, c.irecv(ctypes.addressof(buf), 8, 1), 8, cb)
+    expect(len(p.threads()) == 1, p.threads())
+    t0 = time.thread_time(), time.process_time()
+    time.sleep(0.5)
+    busy = time.process_time() - t0[1]
+    expect(busy < 0.2, "the completion thread used %.2f s of CPU in 0.5 s" % busy)
+    expect(not results, results)
+    for k in range(len(bufs)):
+        msg = (ctypes.c_ubyte * 8)(*([k] * 8))
+        c.send(ctypes.addressof(msg), 8, 1)
+    expect(done.wait(10), "receives not completed: %r" % results)
+    expect(all(exc is None and got == 8 for exc, got in results), results)
+    expect([b[0] for b in bufs] == [0, 1, 2, 3, 4], [b[0] for b in bufs])
+    expect(len(p.threads()) == 1 and p.threads()[0].is_alive(), "one thread, still serving")
 
 
 def test_timeout_clamped_to_32_bits():
@@ -349,11 +426,92 @@ def test_send_recv_and_tags():
 
 
 @needs_torch
+def test_allreduce_coalesced_is_one_group():
+    g = pg(nranks=2)
+    m = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    ts = [torch.ones(3), torch.arange(4, dtype=torch.int32), m[:, 1], torch.tensor([2.0])]
+    runs = groups()[0]
+    g.allreduce_coalesced(ts).wait()
+    expect(groups() == (runs + 1, 4, 0), groups())
+    expect(ts[0].tolist() == [2, 2, 2] and ts[1].tolist() == [0, 2, 4, 6], ts)
+    expect(m.tolist() == [[0, 2, 2], [3, 8, 5]] and ts[3].item() == 4.0, m)
+    # torch's own entry point (1.13 and 2.x) reaches the same group
+    opts = dist.AllreduceCoalescedOptions()
+    opts.reduceOp = dist.ReduceOp.MAX
+    ts = [torch.ones(2), torch.ones(1)]
+    g.allreduce_coalesced(ts, opts).wait()
+    expect(groups() == (runs + 2, 2, 0), groups())
+    expect(ts[0].tolist() == [1, 1] and ts[1].item() == 1, ("MAX of ones", ts))
+    raises(TypeError, g.allreduce_coalesced, [torch.ones(1), torch.ones(1, dtype=torch.int16)],
+           match="not supported")
+    expect(groups()[0] == runs + 2, "a refused tensor must not start a group")
+    M.kcoll_mock_fail_group_end(errno.ECONNRESET)
+    raises(kcoll.KcollError, g.allreduce_coalesced, [torch.ones(1)], match="group failed")
+
+
+@needs_torch
+def test_batch_isend_irecv_is_one_group():
+    from torch.distributed import distributed_c10d as c10d
+    g = pg(nranks=2, rank=0)
+    c10d._pg_group_ranks[g] = {0: 0, 1: 1}  # what new_group() records, for dist.isend
+    try:
+        src = torch.tensor([1.0, 2.0, 3.0])
+        dst = torch.zeros(3)
+        runs = groups()[0]
+        works = dist.batch_isend_irecv([dist.P2POp(dist.isend, src, 1, g),
+                                        dist.P2POp(dist.irecv, dst, 1, g)])
+        expect(groups() == (runs + 1, 2, 0), groups())
+        for w in works:
+            w.wait()
+        expect(dst.tolist() == [1.0, 2.0, 3.0], dst)
+        # the group fails: every work of the batch carries the error
+        reqs = []
+        with c10d._coalescing_manager(g, reqs):
+            reqs.append(g.send([src], 1, 0))
+            reqs.append(g.recv([dst], 1, 0))
+            M.kcoll_mock_fail_group_end(errno.ECONNRESET)
+            expect(not reqs[0].is_completed(), "recorded, not run")
+    except kcoll.KcollError as e:
+        expect(e.errno == errno.ECONNRESET, str(e))
+        expect(all(not w.is_success() for w in reqs), "works of a failed group")
+        raises(kcoll.KcollError, reqs[1].wait)
+    else:
+        raise AssertionError("a failed batch raised nothing")
+    finally:
+        del c10d._pg_group_ranks[g]
+
+
+@needs_torch
+def test_irecvs_share_one_completion_thread():
+    import threading
+    g = pg(nranks=2)
+    before = {t for t in threading.enumerate() if t.name.startswith("kcoll")}
+    ts = [torch.zeros(2) for _ in range(6)]
+    works = [g.recv([t], 1, 0) for t in ts]
+    mine = {t for t in threading.enumerate() if t.name.startswith("kcoll")} - before
+    expect(len(mine) <= 1, "%d threads for 6 receives" % len(mine))
+    expect(not any(w.is_completed() for w in works), "completed before any send")
+    for k in range(6):
+        g.send([torch.full((2,), float(k))], 1, 0).wait()
+    for w in works:
+        w.wait()
+    expect([t[0].item() for t in ts] == [0, 1, 2, 3, 4, 5], ts)
+
+
+@needs_torch
 def test_recv_timeout_aborts_and_raises():
     g = pg(nranks=2, timeout=datetime.timedelta(milliseconds=200))
     w = g.recv([torch.zeros(1)], 1, 0)
     e = raises(Exception, w.wait, match="still in flight after 200 ms")
     expect(last().fn == b"comm_abort", (last().fn, str(e)))
+    # the aborted request is still consumed, so that the file does not stay readable
+    import select
+    import time
+    for _ in range(500):
+        if not select.select([g.comm.fd], [], [], 0)[0]:
+            break
+        time.sleep(0.01)
+    expect(not select.select([g.comm.fd], [], [], 0)[0], "expired request never consumed")
 
 
 @needs_torch
@@ -432,6 +590,7 @@ def main():
             print("ok %d %s # SKIP %s" % (i, name, NO_TORCH))
             continue
         M.kcoll_mock_world(0, 1)
+        M.kcoll_mock_reset()
         try:
             fn()
             print("ok %d %s" % (i, name))

@@ -17,6 +17,11 @@ ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
 seed_tap "$RIG_NODE" "$RIG_NNODES" "$(rig_ip 0)" >"$tap/allreduce_seed.tap"
 rig_barrier seed-done 300
 
+# Grouped all-reduces and point-to-point (kcoll_group_start/end), bootstrapped the same way.
+KCOLL_RANK=$RIG_NODE KCOLL_NRANKS=$RIG_NNODES KCOLL_BOOTSTRAP_ADDR=$(rig_ip 0) \
+	timeout 180 "$k/kcoll_group_test" >"$tap/kcoll_group_test.tap" 2>&1
+rig_barrier group-done 300
+
 # Node 1 turns hostile: it speaks kcoll's wire protocol by hand to node 0's communicators
 # (kcoll_evil_test.c); node 0 must fail each case cleanly and keep serving.  Two nodes are
 # all it needs: the 2-VM suites run it (about 90 s), the larger ones do not repeat it.
