@@ -18,6 +18,7 @@
 
 #include "kcoll.h"
 #include "kcoll_nl.h"
+#include "transport/rdma.h"
 
 /* Retry a refused or unreachable connect this often until the comm's deadline. */
 #define KCOLL_RETRY_MS		200
@@ -25,20 +26,6 @@
 
 static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc);
 static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc);
-
-/* The layer above (kcoll_conn_set_upcalls()); set at load, before any connection. */
-static const struct kcoll_conn_upcalls *kcoll_up;
-
-/**
- * kcoll_conn_set_upcalls - the layer above connections says how to reach it
- * @up:	its callbacks, all set; static, it lives as long as the module
- *
- * Context: module load, before any connection exists.
- */
-void kcoll_conn_set_upcalls(const struct kcoll_conn_upcalls *up)
-{
-	kcoll_up = up;
-}
 
 static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -58,7 +45,7 @@ static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
 		return;
 	}
-	kcoll_up->progress(conn);
+	kcoll_transport_up->progress(conn);
 }
 
 static void kcoll_conn_free_ctrl(struct kcoll_conn *conn)
@@ -80,7 +67,7 @@ static void kcoll_conn_free_ctrl(struct kcoll_conn *conn)
 		 * the CQ drops that late completion.
 		 */
 		if (conn->tx[i].req) {
-			kcoll_up->put(conn->tx[i].req);
+			kcoll_transport_up->put(conn->tx[i].req);
 			conn->tx[i].req = NULL;
 		}
 		if (conn->tx[i].msg) {
@@ -333,6 +320,75 @@ int kcoll_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type)
 	return kcoll_ctrl_post(conn, c, sizeof(*m));
 }
 
+/* ctrl_put: a slot from kcoll_ctrl_get() goes back unused.  Context: comm->lock held. */
+void kcoll_ctrl_put(struct kcoll_conn *conn, struct kcoll_ctrl *c)
+{
+	lockdep_assert_held(&conn->comm->lock);
+	list_add(&c->list, &conn->tx_free);
+}
+
+/* ctrl_free: a control buffer and a send queue slot are free.  Context: comm->lock held. */
+bool kcoll_ctrl_free(struct kcoll_conn *conn)
+{
+	lockdep_assert_held(&conn->comm->lock);
+	return !list_empty(&conn->tx_free) && conn->sq_free >= 1;
+}
+
+/* tx_room: @n more work requests fit on the send queue.  Context: comm->lock held. */
+bool kcoll_conn_tx_room(struct kcoll_conn *conn, unsigned int n)
+{
+	lockdep_assert_held(&conn->comm->lock);
+	return conn->sq_free >= (int)n;
+}
+
+/*
+ * tx_stalled: work requests are outstanding and the send queue has not moved for
+ * @timeout: the peer talks but takes none of our messages (it posts no receive, so our
+ * SEND meets RNR NAKs that some drivers retry for ever).  Context: comm->lock held.
+ */
+bool kcoll_conn_tx_stalled(struct kcoll_conn *conn, unsigned long timeout)
+{
+	lockdep_assert_held(&conn->comm->lock);
+	return conn->sq_free < KCOLL_SQ_DEPTH && time_after(jiffies, conn->sq_moved + timeout);
+}
+
+/**
+ * kcoll_rdma_write - write: one RDMA WRITE of a range of @r into the peer's segment
+ * @conn:	an established connection
+ * @r:		the local region, DMA mapped
+ * @off:	first byte of the range of @r
+ * @len:	its bytes; at most KCOLL_MAX_WR_BYTES and KCOLL_MAX_SGE entries of it go in
+ *		this work request
+ * @seg:	the peer's registered segment (from its CTS), big endian
+ * @seg_off:	where in @seg the range lands
+ * @bytes:	out: bytes this work request moves
+ *
+ * Return: 0, or -EIO if the post failed (nothing posted).  Context: comm->lock held; the
+ * caller checked kcoll_conn_tx_room().
+ */
+int kcoll_rdma_write(struct kcoll_conn *conn, struct kcoll_region *r, u64 off, u64 len,
+		     const struct kcoll_wire_seg *seg, u64 seg_off, u64 *bytes)
+{
+	struct kcoll_comm *comm = conn->comm;
+	u32 max_sge = min_t(u32, comm->dev->ibdev->attrs.max_send_sge, KCOLL_MAX_SGE);
+	struct ib_sge sges[KCOLL_MAX_SGE];
+	struct ib_rdma_wr wr = {};
+
+	lockdep_assert_held(&comm->lock);
+	wr.wr.num_sge = kcoll_rdma_mr_sges(r, off, min_t(u64, len, KCOLL_MAX_WR_BYTES), sges,
+					   max_sge, comm->pd->local_dma_lkey, bytes);
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.wr_cqe = &conn->wr_cqe;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = sges;
+	wr.remote_addr = be64_to_cpu(seg->addr) + seg_off;
+	wr.rkey = be32_to_cpu(seg->rkey);
+	if (kcoll_fi(POST, -ENOMEM, ib_post_send(conn->qp, &wr.wr, NULL)))
+		return -EIO;
+	kcoll_conn_sq_take(conn);
+	return 0;
+}
+
 static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kcoll_ctrl *c = container_of(wc->wr_cqe, struct kcoll_ctrl, cqe);
@@ -355,10 +411,10 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (atomic_read(&comm->ctrl_waiters))	/* a buffer's announcement waits for a slot */
 		wake_up_all(&comm->wq);
 	if (req && wc->status == IB_WC_SUCCESS)
-		kcoll_up->acked(req);
+		kcoll_transport_up->acked(req);
 	spin_unlock_bh(&comm->lock);
 	if (req)
-		kcoll_up->put(req);	/* the EAGER's, DONE's or CTS's reference */
+		kcoll_transport_up->put(req);	/* the EAGER's, DONE's or CTS's reference */
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_err_ratelimited("comm %llx: rank %u: send to rank %u failed: %s\n",
@@ -367,7 +423,7 @@ static void kcoll_conn_tx_done(struct ib_cq *cq, struct ib_wc *wc)
 		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
 		return;
 	}
-	kcoll_up->progress(conn);
+	kcoll_transport_up->progress(conn);
 }
 
 static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -386,10 +442,10 @@ static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&comm->lock);
 	conn->last_ok = jiffies;
 	spin_unlock_bh(&comm->lock);
-	kcoll_up->rx(conn, c->msg, wc->byte_len);
+	kcoll_transport_up->rx(conn, c->msg, wc->byte_len);
 	if (kcoll_conn_post_rx(conn, c))
 		kcoll_comm_fail(comm, -ECONNRESET, conn->peer);
-	kcoll_up->progress(conn);
+	kcoll_transport_up->progress(conn);
 }
 
 static void kcoll_conn_param(struct kcoll_conn *conn, struct rdma_conn_param *p)
@@ -944,7 +1000,7 @@ static void kcoll_conn_established(struct kcoll_conn *conn, struct rdma_cm_id *i
 
 /*
  * The peer destroyed its end in order: what we had pending with it and it never took fails
- * with ECONNRESET (kcoll_up->peer_left), the rest of the communicator goes on.  The memory
+ * with ECONNRESET (upcalls peer_left), the rest of the communicator goes on.  The memory
  * of those requests is released once the disconnect that follows has drained the QP.
  */
 static void kcoll_conn_peer_left(struct kcoll_conn *conn)
@@ -955,7 +1011,7 @@ static void kcoll_conn_peer_left(struct kcoll_conn *conn)
 	conn->peer_left = true;
 	if (conn->state == KCOLL_CONN_UP)
 		kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
-	kcoll_up->peer_left(conn);
+	kcoll_transport_up->peer_left(conn);
 	spin_unlock_bh(&comm->lock);
 	kcoll_nl_event_peer_lost(comm, conn->peer, -ECONNRESET);
 }
@@ -974,33 +1030,6 @@ static void kcoll_conn_release_reqs(struct kcoll_conn *conn)
 		}
 	}
 	spin_unlock_bh(&comm->lock);
-}
-
-/**
- * kcoll_proto_error_locked - a peer broke the protocol: count it, say so, fail the comm
- * @conn:	the connection the message came on
- * @what:	what was wrong, for the log
- *
- * The communicator fails with EPROTO, a code of ours: whatever the peer sent never
- * becomes an errno.  Context: comm->lock held.
- */
-void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what)
-{
-	struct kcoll_comm *comm = conn->comm;
-
-	lockdep_assert_held(&comm->lock);
-	atomic64_inc(&comm->proto_errors);
-	pr_err_ratelimited("comm %llx rank %u: %s from rank %u\n", comm->comm_id, comm->rank,
-			   what, conn->peer);
-	kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
-}
-
-/* kcoll_proto_error_locked() for callers without comm->lock. */
-void kcoll_proto_error(struct kcoll_conn *conn, const char *what)
-{
-	spin_lock_bh(&conn->comm->lock);
-	kcoll_proto_error_locked(conn, what);
-	spin_unlock_bh(&conn->comm->lock);
 }
 
 /* BYE: the peer leaves in order (kcoll_conn_peer_left()). */

@@ -18,10 +18,8 @@
 #include "kcoll.h"
 #include "kcoll_trace.h"
 
-/* Send queue slots kept for control messages, and the largest single RDMA WRITE. */
+/* Transport work slots (tx_room) kept for control messages. */
 #define KCOLL_SQ_RESERVE	8
-#define KCOLL_MAX_WR_BYTES	SZ_1M
-#define KCOLL_MAX_SGE		16
 /* Largest point-to-point message; larger sizes fail with -EINVAL. */
 #define KCOLL_P2P_MAX_LEN	BIT_ULL(31)
 #define KCOLL_WATCHDOG_MS	250
@@ -239,6 +237,33 @@ static bool kcoll_p2p_eager_claim(struct kcoll_conn *conn, struct kcoll_req *req
 }
 
 /**
+ * kcoll_proto_error_locked - a peer broke the protocol: count it, say so, fail the comm
+ * @conn:	the connection the message came on
+ * @what:	what was wrong, for the log
+ *
+ * The communicator fails with EPROTO, a code of ours: whatever the peer sent never
+ * becomes an errno.  Context: comm->lock held.
+ */
+void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	lockdep_assert_held(&comm->lock);
+	atomic64_inc(&comm->proto_errors);
+	pr_err_ratelimited("comm %llx rank %u: %s from rank %u\n", comm->comm_id, comm->rank,
+			   what, conn->peer);
+	kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+}
+
+/* kcoll_proto_error_locked() for callers without comm->lock. */
+void kcoll_proto_error(struct kcoll_conn *conn, const char *what)
+{
+	spin_lock_bh(&conn->comm->lock);
+	kcoll_proto_error_locked(conn, what);
+	spin_unlock_bh(&conn->comm->lock);
+}
+
+/**
  * kcoll_p2p_acked - a control message that carried @req was acknowledged
  * @req:	a send's EAGER or DONE, or the CTS of a receive into registered memory
  *
@@ -261,6 +286,7 @@ static void kcoll_p2p_acked(struct kcoll_req *req)
 /* Announce queued receives: register their memory (REG_MR) and send a CTS each. */
 static void kcoll_p2p_announce(struct kcoll_conn *conn)
 {
+	const struct kcoll_transport *tp = conn->tp;
 	unsigned int active;
 	struct kcoll_req *req;
 
@@ -277,10 +303,10 @@ again:
 			active++;
 			continue;
 		}
-		if (active >= KCOLL_P2P_WINDOW || conn->sq_free < (int)req->mem.r->nchunks + 1 +
-		    KCOLL_SQ_RESERVE / 2)
+		if (active >= KCOLL_P2P_WINDOW ||
+		    !tp->tx_room(conn, req->mem.r->nchunks + 1 + KCOLL_SQ_RESERVE / 2))
 			return;
-		c = kcoll_ctrl_get(conn);
+		c = tp->ctrl_get(conn);
 		if (!c)
 			return;
 		r = req->mem.r;
@@ -291,8 +317,8 @@ again:
 		 */
 		eager_only = req->mem.len <= KCOLL_WIRE_EAGER_MAX;
 		if (!eager_only && r->remote && !r->registered &&
-		    kcoll_region_post_reg(conn, r, &conn->wr_cqe) < 0) {
-			list_add(&c->list, &conn->tx_free);
+		    tp->mem_post_reg(conn, r) < 0) {
+			tp->ctrl_put(conn, c);
 			kcoll_req_complete(req, -EIO, 0);
 			return;
 		}
@@ -304,7 +330,7 @@ again:
 		nsegs = eager_only ? 0 : kcoll_region_segs(r, req->mem.offset, req->mem.len,
 							   m->segs, KCOLL_WIRE_MAX_SEGS);
 		if (nsegs < 0) {
-			list_add(&c->list, &conn->tx_free);
+			tp->ctrl_put(conn, c);
 			kcoll_req_complete(req, -EMSGSIZE, 0);
 			return;
 		}
@@ -315,11 +341,11 @@ again:
 		 * memory cannot race with it.
 		 */
 		if (!eager_only) {
-			kref_get(&req->ref);	/* put by kcoll_conn_tx_done() */
+			kref_get(&req->ref);	/* put by upcalls put */
 			c->req = req;
 			req->keyed = r == &req->mem.own;
 		}
-		if (kcoll_ctrl_post(conn, c, struct_size(m, segs, nsegs))) {
+		if (tp->ctrl_post(conn, c, struct_size(m, segs, nsegs))) {
 			if (!eager_only) {
 				c->req = NULL;
 				kref_put(&req->ref, kcoll_req_release);	/* not the last */
@@ -368,7 +394,7 @@ static bool kcoll_p2p_take_cts(struct kcoll_conn *conn, struct kcoll_req *req)
  */
 static int kcoll_p2p_eager_send(struct kcoll_conn *conn, struct kcoll_req *req)
 {
-	struct kcoll_ctrl *c = kcoll_ctrl_get(conn);
+	struct kcoll_ctrl *c = conn->tp->ctrl_get(conn);
 	struct kcoll_wire_eager *m;
 
 	if (!c)
@@ -381,9 +407,9 @@ static int kcoll_p2p_eager_send(struct kcoll_conn *conn, struct kcoll_req *req)
 	if (req->mem.len)
 		kcoll_region_copy(req->mem.r, req->mem.offset, m->data, req->mem.len,
 				  false);
-	kref_get(&req->ref);	/* put by kcoll_conn_tx_done() */
+	kref_get(&req->ref);	/* put by upcalls put */
 	c->req = req;
-	if (kcoll_ctrl_post(conn, c, sizeof(*m) + req->mem.len)) {
+	if (conn->tp->ctrl_post(conn, c, sizeof(*m) + req->mem.len)) {
 		c->req = NULL;
 		kref_put(&req->ref, kcoll_req_release);	/* not the last: reqs hold one */
 		kcoll_comm_set_error_locked(conn->comm, -EIO, conn->peer);
@@ -462,8 +488,8 @@ static bool kcoll_p2p_eager_finish(struct kcoll_conn *conn, struct kcoll_req *re
 /* Write as much of the head send as the send queue takes; then its DONE. */
 static void kcoll_p2p_push(struct kcoll_conn *conn)
 {
+	const struct kcoll_transport *tp = conn->tp;
 	struct kcoll_comm *comm = conn->comm;
-	u32 max_sge = min_t(u32, comm->dev->ibdev->attrs.max_send_sge, KCOLL_MAX_SGE);
 	struct kcoll_req *req;
 
 again:
@@ -485,30 +511,17 @@ again:
 		if (req->mem.len > be64_to_cpu(req->cts->cts.capacity))
 			req->sent = req->mem.len;	/* nothing to write: DONE says EMSGSIZE */
 	}
-	while (req->sent < req->mem.len && conn->sq_free > KCOLL_SQ_RESERVE) {
+	while (req->sent < req->mem.len && tp->tx_room(conn, KCOLL_SQ_RESERVE + 1)) {
 		struct kcoll_wire_seg *seg = &req->cts->cts.segs[req->seg];
 		u64 seg_len = be32_to_cpu(seg->len);
-		u64 want = min3(seg_len - req->seg_off, req->mem.len - req->sent,
-				(u64)KCOLL_MAX_WR_BYTES);
-		struct ib_sge sges[KCOLL_MAX_SGE];
-		struct ib_rdma_wr wr = {};
+		u64 want = min(seg_len - req->seg_off, req->mem.len - req->sent);
 		u64 bytes;
-		u32 n;
 
-		n = kcoll_region_sges(req->mem.r, req->mem.offset + req->sent, want, sges, max_sge,
-				      comm->pd->local_dma_lkey, &bytes);
-		wr.wr.opcode = IB_WR_RDMA_WRITE;
-		wr.wr.wr_cqe = &conn->wr_cqe;
-		wr.wr.send_flags = IB_SEND_SIGNALED;
-		wr.wr.sg_list = sges;
-		wr.wr.num_sge = n;
-		wr.remote_addr = be64_to_cpu(seg->addr) + req->seg_off;
-		wr.rkey = be32_to_cpu(seg->rkey);
-		if (kcoll_fi(POST, -ENOMEM, ib_post_send(conn->qp, &wr.wr, NULL))) {
+		if (tp->write(conn, req->mem.r, req->mem.offset + req->sent, want, seg,
+			      req->seg_off, &bytes)) {
 			kcoll_comm_set_error_locked(comm, -EIO, conn->peer);
 			return;
 		}
-		kcoll_conn_sq_take(conn);
 		req->sent += bytes;
 		req->seg_off += bytes;
 		if (req->seg_off == seg_len) {
@@ -519,7 +532,7 @@ again:
 	}
 	if (req->sent == req->mem.len && !req->done_sent) {
 		bool too_big = req->mem.len > be64_to_cpu(req->cts->cts.capacity);
-		struct kcoll_ctrl *c = kcoll_ctrl_get(conn);
+		struct kcoll_ctrl *c = tp->ctrl_get(conn);
 		struct kcoll_wire_done *m;
 
 		if (!c)
@@ -529,11 +542,11 @@ again:
 		m->seq = cpu_to_be32(req->seq);
 		m->len = cpu_to_be64(too_big ? 0 : req->mem.len);
 		m->status = cpu_to_be32(too_big ? KCOLL_WIRE_STATUS_MSGSIZE : 0);
-		kref_get(&req->ref);	/* put by kcoll_conn_tx_done() */
+		kref_get(&req->ref);	/* put by upcalls put */
 		c->req = req;
 		if (too_big)
 			req->status = -EMSGSIZE;
-		if (kcoll_ctrl_post(conn, c, sizeof(*m))) {
+		if (tp->ctrl_post(conn, c, sizeof(*m))) {
 			c->req = NULL;
 			kref_put(&req->ref, kcoll_req_release);	/* not the last: reqs hold one */
 			kcoll_comm_set_error_locked(comm, -EIO, conn->peer);
@@ -808,23 +821,37 @@ static const struct kcoll_rx_handler kcoll_p2p_rx_handlers[] = {
 	{ .type = KCOLL_MSG_NOP, .handler = kcoll_p2p_nop_rx },
 };
 
+/* A transport failed the comm (its error, on @conn's peer).  Context: comm->lock. */
+static void kcoll_p2p_fail(struct kcoll_conn *conn, int err)
+{
+	kcoll_comm_set_error_locked(conn->comm, err, conn->peer);
+}
+
+/* Whatever the dispatch refused breaks the protocol. */
+static void kcoll_p2p_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
+{
+	if (kcoll_rx_dispatch(conn, hdr, len))
+		kcoll_proto_error(conn, "malformed message");
+}
+
 static const struct kcoll_conn_upcalls kcoll_p2p_upcalls = {
-	.rx = kcoll_rx_dispatch,
+	.rx = kcoll_p2p_rx,
 	.acked = kcoll_p2p_acked,
 	.put = kcoll_req_put,
 	.progress = kcoll_p2p_progress,
 	.peer_left = kcoll_p2p_peer_left,
+	.fail = kcoll_p2p_fail,
 };
 
 /* At load: point-to-point's message types, and what connections tell it. */
 int kcoll_p2p_init(void)
 {
-	kcoll_conn_set_upcalls(&kcoll_p2p_upcalls);
+	kcoll_transport_set_upcalls(&kcoll_p2p_upcalls);
 	return kcoll_rx_register_handlers(kcoll_p2p_rx_handlers,
 					  ARRAY_SIZE(kcoll_p2p_rx_handlers));
 }
 
-static bool kcoll_conn_busy(struct kcoll_conn *conn)
+static bool kcoll_p2p_busy(struct kcoll_conn *conn)
 {
 	return !list_empty(&conn->sendq) || !list_empty(&conn->recvq);
 }
@@ -849,7 +876,7 @@ void kcoll_comm_watchdog(struct work_struct *work)
 		struct kcoll_conn *conn = &comm->conns[i];
 		struct kcoll_ctrl *c;
 
-		if (i == comm->rank || conn->state != KCOLL_CONN_UP || !kcoll_conn_busy(conn))
+		if (i == comm->rank || conn->state != KCOLL_CONN_UP || !kcoll_p2p_busy(conn))
 			continue;
 		pending = true;
 		if (time_after(jiffies, conn->last_ok + timeout)) {
@@ -863,17 +890,16 @@ void kcoll_comm_watchdog(struct work_struct *work)
 		 * (it posts no receive, so our SEND meets RNR NAKs that some drivers retry
 		 * for ever, and everything behind it waits).
 		 */
-		if (conn->sq_free < KCOLL_SQ_DEPTH &&
-		    time_after(jiffies, conn->sq_moved + timeout)) {
+		if (conn->tp->tx_stalled(conn, timeout)) {
 			pr_info("comm %llx rank %u: rank %u took none of our messages for %u ms\n",
 				comm->comm_id, comm->rank, i, kcoll_op_timeout_ms);
 			kcoll_comm_set_error_locked(comm, -ETIMEDOUT, i);
 			goto out_unlock;
 		}
 		if (time_after(jiffies, conn->last_tx + timeout / 4)) {
-			c = kcoll_ctrl_get(conn);
+			c = conn->tp->ctrl_get(conn);
 			if (c) {
-				if (kcoll_ctrl_signal(conn, c, KCOLL_MSG_NOP)) {
+				if (conn->tp->ctrl_signal(conn, c, KCOLL_MSG_NOP)) {
 					kcoll_comm_set_error_locked(comm, -EIO, i);
 					goto out_unlock;
 				}
@@ -943,7 +969,7 @@ int kcoll_req_queue(struct kcoll_req *req)
 		spin_unlock_bh(&comm->lock);
 		return err;
 	}
-	if (!kcoll_conn_busy(conn))
+	if (!kcoll_p2p_busy(conn))
 		conn->last_ok = jiffies;	/* idle until now: nothing was expected of it */
 	if (req->send) {
 		req->seq = conn->send_seq++;
@@ -986,8 +1012,8 @@ int kcoll_req_queue(struct kcoll_req *req)
  *
  * Not covered: a receive that failed with ECONNRESET on a comm that goes on (its peer said
  * BYE and destroyed its end of the only connection its keys were announced on) is
- * reported before the disconnect that follows has drained that QP and released it
- * (kcoll_conn_release_reqs()).
+ * reported before the disconnect that follows has drained that QP and released it (the
+ * transport's teardown).
  *
  * Context: process, no kcoll lock and no hardware hold (shutdown waits for those).
  */
