@@ -624,27 +624,13 @@ struct kcoll_rx_handler {
 	bool after_bye;
 };
 
-/**
- * struct kcoll_conn_upcalls - what a connection tells the layer above it (point-to-point),
- * registered once at load with kcoll_transport_set_upcalls(), so a transport never names it
- * @rx:		a control message arrived; comm->lock not held
- * @acked:	the control message that carried @req was delivered (acknowledged);
- *		comm->lock held
- * @put:	drop the reference on @req that its control message held; no lock held
- * @progress:	the send queue moved or a message was processed: move queued work;
- *		comm->lock not held
- * @peer_left:	the peer said BYE: fail what it never took; comm->lock held
- * @fail:	the transport lost @conn's peer or its own resources: fail the comm with
- *		@err (a code of ours, never a peer's); comm->lock held
- */
-struct kcoll_conn_upcalls {
-	void (*rx)(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
-	void (*acked)(struct kcoll_req *req);
-	void (*put)(struct kcoll_req *req);
-	void (*progress)(struct kcoll_conn *conn);
-	void (*peer_left)(struct kcoll_conn *conn);
-	void (*fail)(struct kcoll_conn *conn, int err);
-};
+/* A transport lost @conn's peer or its resources: the upcall, for callers without comm->lock. */
+static inline void kcoll_transport_fail(struct kcoll_conn *conn, int err)
+{
+	spin_lock_bh(&conn->comm->lock);
+	kcoll_transport_up->fail(conn, err);
+	spin_unlock_bh(&conn->comm->lock);
+}
 
 /* kcoll_rx.c */
 int kcoll_rx_register_handler(const struct kcoll_rx_handler *h);
@@ -675,7 +661,7 @@ void kcoll_comm_admin_abort(struct kcoll_comm *comm);
 void kcoll_comm_hw_hold(struct kcoll_comm *comm);
 void kcoll_comm_hw_unhold(struct kcoll_comm *comm);
 
-/* kcoll_conn.c (RDMA transport; its operations: transport/rdma.h) */
+/* transport/rdma_conn.c, rdma_cm.c (the RDMA transport; its operations: transport/rdma.h) */
 void kcoll_comm_nudge(struct kcoll_comm *comm);
 int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 		      const struct kcoll_wire_hello *h);
@@ -683,7 +669,7 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 void kcoll_conn_retry_work(struct work_struct *work);
 int kcoll_conn_rx_init(void);
 
-/* kcoll_listen.c */
+/* transport/rdma_listen.c */
 struct kcoll_listener;
 struct kcoll_listener *kcoll_listener_get(struct net *net, u16 port);
 void kcoll_listener_put(struct kcoll_listener *l);
@@ -755,7 +741,7 @@ void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what);
 void kcoll_ctx_drop_reqs(struct kcoll_ctx *ctx);
 void kcoll_comm_watchdog(struct work_struct *work);
 
-/* kcoll_ib.c */
+/* transport/rdma_dev.c */
 int kcoll_ib_init(void);
 void kcoll_ib_exit(void);
 unsigned int kcoll_dev_count(void);

@@ -18,7 +18,30 @@ struct kcoll_conn;
 struct kcoll_ctrl;
 struct kcoll_region;
 struct kcoll_wire_seg;
-struct kcoll_conn_upcalls;
+struct kcoll_req;
+struct kcoll_wire_hdr;
+
+/**
+ * struct kcoll_conn_upcalls - what a connection tells the layer above it (point-to-point),
+ * registered once at load with kcoll_transport_set_upcalls(), so a transport never names it
+ * @rx:		a control message arrived; comm->lock not held
+ * @acked:	the control message that carried @req was delivered (acknowledged);
+ *		comm->lock held
+ * @put:	drop the reference on @req that its control message held; no lock held
+ * @progress:	the send queue moved or a message was processed: move queued work;
+ *		comm->lock not held
+ * @peer_left:	the peer said BYE: fail what it never took; comm->lock held
+ * @fail:	the transport lost @conn's peer or its own resources: fail the comm with
+ *		@err (a code of ours, never a peer's); comm->lock held
+ */
+struct kcoll_conn_upcalls {
+	void (*rx)(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
+	void (*acked)(struct kcoll_req *req);
+	void (*put)(struct kcoll_req *req);
+	void (*progress)(struct kcoll_conn *conn);
+	void (*peer_left)(struct kcoll_conn *conn);
+	void (*fail)(struct kcoll_conn *conn, int err);
+};
 
 /**
  * struct kcoll_transport - the operations of one transport

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kcoll RDMA transport: its operations table.  One reliable-connected queue pair per
- * peer, set up with rdma_cm (kcoll_conn.c, kcoll_listen.c); control messages are SENDs,
- * data moves by RDMA WRITE into the peer's FRWR registrations (rdma_mr.c).
+ * peer (rdma_qp.c), set up with rdma_cm (rdma_conn.c, rdma_cm.c, rdma_listen.c) on the
+ * devices the ib_client tracks (rdma_dev.c); control messages are SENDs, data moves by
+ * RDMA WRITE into the peer's FRWR registrations (rdma_mr.c).
  */
 #include "../kcoll.h"
 #include "rdma.h"

@@ -24,9 +24,9 @@ layer_of() {
 	kcoll_trace.c|kcoll_uarg.c|kcoll_engine.c|kcoll_fault.c) echo 0 ;; # helpers
 	kcoll_region.c) echo 0 ;;					# memory (pages)
 	kcoll_transport.c) echo 1 ;;					# transport interface
-	kcoll_ib.c|kcoll_listen.c|kcoll_conn.c|rdma.c|rdma_mr.c) echo 1 ;; # transport (RDMA)
+	rdma.c|rdma_dev.c|rdma_listen.c|rdma_conn.c|rdma_cm.c|rdma_qp.c|rdma_mr.c) echo 1 ;; # RDMA
 	kcoll_rx.c) echo 2 ;;						# receive dispatch
-	kcoll_p2p.c|kcoll_buf.c) echo 3 ;;				# point-to-point
+	kcoll_p2p.c|kcoll_req.c|kcoll_buf.c) echo 3 ;;			# point-to-point
 	kcoll_coll.c) echo 4 ;;						# collectives
 	kcoll_comm.c|kcoll_chrdev.c|kcoll_nl.c|kcoll_sysfs.c|kcoll_config.c) echo 5 ;; # control
 	kcoll_main.c) echo 6 ;;						# brings them all up
@@ -37,7 +37,7 @@ layer_of() {
 # The RDMA transport's files: nothing above the transport interface calls into them.
 is_rdma() {
 	case $1 in
-	kcoll_ib.c|kcoll_listen.c|kcoll_conn.c|rdma.c|rdma_*.c) return 0 ;;
+	rdma.c|rdma_*.c) return 0 ;;
 	*) return 1 ;;
 	esac
 }
