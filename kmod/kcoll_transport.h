@@ -45,7 +45,7 @@ struct kcoll_conn_upcalls {
 
 /**
  * struct kcoll_transport - the operations of one transport
- * @name:	for logs and the documentation ("rdma", "loop")
+ * @name:	for logs and the documentation ("rdma")
  *
  * Peers:
  * @connect:	start connecting @conn (the active side; the passive side is accepted by
@@ -54,7 +54,8 @@ struct kcoll_conn_upcalls {
  *		Context: process, comm->teardown_mutex held.
  * @teardown:	disconnect @conn and drain it: once it returns, no completion of @conn
  *		runs any more and every request reference its messages held is dropped
- *		(upcalls @put).  Context: process, no comm lock.
+ *		(upcalls @put).  Context: process, comm->teardown_mutex held (the caller
+ *		cancelled the connection's retry work first).
  *
  * Control messages (KCOLL_WIRE_MSG_SIZE bytes, kcoll_wire.h), all under comm->lock:
  * @ctrl_get:	a free message slot with room to post it, or NULL (none free, or @conn
