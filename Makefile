@@ -120,7 +120,8 @@ checkpatch:
 	@rig/kernel-script.sh build/kscripts scripts/checkpatch.pl scripts/spelling.txt \
 		scripts/const_structs.checkpatch
 	perl build/kscripts/scripts/checkpatch.pl --no-tree --strict --max-line-length=100 \
-		-f $(filter-out %.mod.c,$(wildcard kmod/*.c)) kmod/*.h include/uapi/linux/kcoll.h
+		-f $(filter-out %.mod.c,$(wildcard kmod/*.c kmod/transport/*.c)) kmod/*.h kmod/transport/*.h \
+		include/uapi/linux/kcoll.h
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean

@@ -39,6 +39,7 @@
 #include <linux/kcoll.h>
 
 #include "kcoll_fault.h"
+#include "kcoll_transport.h"
 #include "kcoll_wire.h"
 #include "../core/kcoll_sched.h"
 #include "../core/kcoll_reduce.h"
@@ -172,6 +173,8 @@ struct kcoll_ctrl {
 /**
  * struct kcoll_conn - the RC connection to one peer rank
  * @comm, @peer:	owner and the rank at the other end (constant)
+ * @tp:			the transport that reaches the peer (constant; the layers above
+ *			call only through it)
  * @state:		enum kcoll_conn_state (comm->lock)
  * @cm_id, @cq, @qp:	set up by the connect path, torn down by kcoll_conn_teardown()
  * @retry_work:		active side: the next connect attempt
@@ -207,6 +210,7 @@ struct kcoll_ctrl {
 struct kcoll_conn {
 	struct kcoll_comm *comm;
 	u32 peer;
+	const struct kcoll_transport *tp;
 	int state;
 	struct rdma_cm_id *cm_id;
 	struct ib_cq *cq;
@@ -259,7 +263,8 @@ struct kcoll_region_chunk {
  * @len:		bytes
  * @pinned:		user pages (unpinned on release) rather than the module's own
  * @write:		written by the operation (pinned pages are marked dirty)
- * @ibdev:		device it is mapped on
+ * @tp:		transport it is mapped for (kcoll_region_map()), or NULL
+ * @ibdev:		device it is mapped on (RDMA)
  * @chunks, @nchunks, @chunk_pages: DMA mappings and registrations
  * @dma:		DMA address of every page
  * @vaddr:		vmap() of the pages for the CPU, or NULL
@@ -276,6 +281,7 @@ struct kcoll_region {
 	bool write;
 	bool remote;
 	bool registered;
+	const struct kcoll_transport *tp;
 	struct ib_device *ibdev;
 	struct kcoll_region_chunk *chunks;
 	unsigned int nchunks;
@@ -618,29 +624,18 @@ struct kcoll_rx_handler {
 	bool after_bye;
 };
 
-/**
- * struct kcoll_conn_upcalls - what a connection tells the layer above it (point-to-point),
- * registered once at load with kcoll_conn_set_upcalls(), so the transport never names it
- * @rx:		a control message arrived; comm->lock not held
- * @acked:	the control message that carried @req was delivered (acknowledged);
- *		comm->lock held
- * @put:	drop the reference on @req that its control message held; no lock held
- * @progress:	the send queue moved or a message was processed: move queued work;
- *		comm->lock not held
- * @peer_left:	the peer said BYE: fail what it never took; comm->lock held
- */
-struct kcoll_conn_upcalls {
-	void (*rx)(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
-	void (*acked)(struct kcoll_req *req);
-	void (*put)(struct kcoll_req *req);
-	void (*progress)(struct kcoll_conn *conn);
-	void (*peer_left)(struct kcoll_conn *conn);
-};
+/* A transport lost @conn's peer or its resources: the upcall, for callers without comm->lock. */
+static inline void kcoll_transport_fail(struct kcoll_conn *conn, int err)
+{
+	spin_lock_bh(&conn->comm->lock);
+	kcoll_transport_up->fail(conn, err);
+	spin_unlock_bh(&conn->comm->lock);
+}
 
 /* kcoll_rx.c */
 int kcoll_rx_register_handler(const struct kcoll_rx_handler *h);
 int kcoll_rx_register_handlers(const struct kcoll_rx_handler *hs, unsigned int n);
-void kcoll_rx_dispatch(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
+int kcoll_rx_dispatch(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
 
 /* kcoll_comm.c */
 int kcoll_comm_init(void);
@@ -666,25 +661,15 @@ void kcoll_comm_admin_abort(struct kcoll_comm *comm);
 void kcoll_comm_hw_hold(struct kcoll_comm *comm);
 void kcoll_comm_hw_unhold(struct kcoll_comm *comm);
 
-/* kcoll_conn.c */
-int kcoll_conn_connect(struct kcoll_conn *conn);
+/* transport/rdma_conn.c, rdma_cm.c (the RDMA transport; its operations: transport/rdma.h) */
 void kcoll_comm_nudge(struct kcoll_comm *comm);
 int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 		      const struct kcoll_wire_hello *h);
-void kcoll_proto_error(struct kcoll_conn *conn, const char *what);
-void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what);
-void kcoll_conn_teardown(struct kcoll_conn *conn);
 int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
-struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn);
-void kcoll_conn_sq_take(struct kcoll_conn *conn);
-void kcoll_conn_sq_give(struct kcoll_conn *conn, bool ok);
-int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *ctrl, size_t len);
-int kcoll_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type);
 void kcoll_conn_retry_work(struct work_struct *work);
 int kcoll_conn_rx_init(void);
-void kcoll_conn_set_upcalls(const struct kcoll_conn_upcalls *up);
 
-/* kcoll_listen.c */
+/* transport/rdma_listen.c */
 struct kcoll_listener;
 struct kcoll_listener *kcoll_listener_get(struct net *net, u16 port);
 void kcoll_listener_put(struct kcoll_listener *l);
@@ -700,12 +685,9 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 void kcoll_region_revoke(struct kcoll_region *r);
 void kcoll_region_unmap(struct kcoll_region *r);
 void kcoll_region_release(struct kcoll_region *r);
-int kcoll_region_post_reg(struct kcoll_conn *conn, struct kcoll_region *r, struct ib_cqe *cqe);
 int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r);
 int kcoll_region_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_seg *segs,
 		      unsigned int max);
-unsigned int kcoll_region_sges(struct kcoll_region *r, u64 off, u64 bytes, struct ib_sge *sges,
-			       unsigned int max, u32 lkey, u64 *taken);
 void *kcoll_region_ptr(struct kcoll_region *r, u64 off);
 void kcoll_region_copy(struct kcoll_region *r, u64 off, void *buf, u64 len, bool to_region);
 
@@ -754,10 +736,12 @@ long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg);
 int kcoll_p2p_init(void);
 void kcoll_req_complete(struct kcoll_req *req, int status, u64 result);
 void kcoll_req_put(struct kcoll_req *req);
+void kcoll_proto_error(struct kcoll_conn *conn, const char *what);
+void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what);
 void kcoll_ctx_drop_reqs(struct kcoll_ctx *ctx);
 void kcoll_comm_watchdog(struct work_struct *work);
 
-/* kcoll_ib.c */
+/* transport/rdma_dev.c */
 int kcoll_ib_init(void);
 void kcoll_ib_exit(void);
 unsigned int kcoll_dev_count(void);
@@ -785,6 +769,15 @@ static inline int kcoll_comm_unready(const struct kcoll_comm *comm)
 	int err = READ_ONCE(comm->error);
 
 	return err ? err : -ENOTCONN;
+}
+
+/*
+ * The transport a comm's memory is mapped and registered with: its own slot's, which is
+ * every peer's today (a comm that mixes transports needs one mapping per transport).
+ */
+static inline const struct kcoll_transport *kcoll_comm_mem_tp(const struct kcoll_comm *comm)
+{
+	return comm->conns[comm->rank].tp;
 }
 
 /* kcoll_chrdev.c */

@@ -239,8 +239,7 @@ int kcoll_buf_rx_init(void)
 static bool kcoll_buf_ctrl_ready(struct kcoll_conn *conn)
 {
 	lockdep_assert_held(&conn->comm->lock);
-	return conn->comm->state != KCOLL_COMM_READY ||
-	       (!list_empty(&conn->tx_free) && conn->sq_free >= 1);
+	return conn->comm->state != KCOLL_COMM_READY || conn->tp->ctrl_free(conn);
 }
 
 /*
@@ -286,7 +285,7 @@ static int kcoll_buf_announce(struct kcoll_buf *buf, struct kcoll_conn *conn,
 			spin_unlock_bh(&comm->lock);
 			return ret;
 		}
-		c = kcoll_ctrl_get(conn);
+		c = conn->tp->ctrl_get(conn);
 		if (!c) {
 			/* Every control slot in flight: they come back within a round trip. */
 			spin_unlock_bh(&comm->lock);
@@ -303,7 +302,7 @@ static int kcoll_buf_announce(struct kcoll_buf *buf, struct kcoll_conn *conn,
 		m->first_seg = cpu_to_be32(first);
 		m->total_segs = cpu_to_be64(nsegs);
 		memcpy(m->segs, segs + first, n * sizeof(*segs));
-		ret = kcoll_ctrl_post(conn, c, struct_size(m, segs, n));
+		ret = conn->tp->ctrl_post(conn, c, struct_size(m, segs, n));
 		spin_unlock_bh(&comm->lock);
 		if (ret)
 			return ret;

@@ -450,7 +450,7 @@ static int kcoll_op_scratch_locked(struct kcoll_op *op)
 		return -EAGAIN;
 	WRITE_ONCE(comm->scratch_wait, false);
 	err = comm->shut ? kcoll_comm_unready(comm) :
-			   kcoll_op_scratch(op, op->base[KCOLL_BUF_SCRATCH]);
+			    kcoll_op_scratch(op, op->base[KCOLL_BUF_SCRATCH]);
 	mutex_unlock(&comm->teardown_mutex);
 	return err;
 }

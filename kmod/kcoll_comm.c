@@ -328,7 +328,7 @@ static void kcoll_comm_shutdown(struct kcoll_comm *comm)
 		return;
 	}
 	for (i = 0; i < comm->nranks; i++)
-		kcoll_conn_teardown(&comm->conns[i]);
+		comm->conns[i].tp->teardown(&comm->conns[i]);
 
 	/* Drained: whatever requests still hold may now be released. */
 	spin_lock_bh(&comm->lock);
@@ -435,10 +435,10 @@ static void kcoll_comm_say_bye(struct kcoll_comm *comm)
 
 		if (i == comm->rank || conn->state != KCOLL_CONN_UP)
 			continue;
-		c = kcoll_ctrl_get(conn);
+		c = conn->tp->ctrl_get(conn);
 		if (!c)
 			continue;
-		if (!kcoll_ctrl_signal(conn, c, KCOLL_MSG_BYE))
+		if (!conn->tp->ctrl_signal(conn, c, KCOLL_MSG_BYE))
 			sent++;
 	}
 	/* BYE is the last message: no write or DONE may follow it to a peer. */
@@ -686,6 +686,7 @@ static struct kcoll_comm *kcoll_comm_alloc(const struct kcoll_comm_create *arg)
 
 		conn->comm = comm;
 		conn->peer = i;
+		conn->tp = &kcoll_rdma_transport;
 		conn->sgid_index = -1;
 		conn->gid_type = -1;
 		INIT_DELAYED_WORK(&conn->retry_work, kcoll_conn_retry_work);
@@ -802,7 +803,7 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 
 	mutex_lock(&comm->teardown_mutex);
 	for (i = 0; i < comm->rank; i++) {
-		ret = kcoll_conn_connect(&comm->conns[i]);
+		ret = comm->conns[i].tp->connect(&comm->conns[i]);
 		if (ret) {
 			kcoll_comm_fail(comm, ret, i);
 			break;

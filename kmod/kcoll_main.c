@@ -149,7 +149,7 @@ static int __init kcoll_init(void)
 	ret = kcoll_chrdev_init();
 	if (ret)
 		goto out_ib;
-	/* The node's listener, from now until unload (kcoll_listen.c says why). */
+	/* The node's listener, from now until unload (transport/rdma_listen.c says why). */
 	kcoll_listen_keep(READ_ONCE(kcoll_listen_port));
 	pr_info("version %s loaded (ABI %d)\n", KCOLL_VERSION, KCOLL_ABI_VERSION);
 	return 0;

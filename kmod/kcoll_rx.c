@@ -54,12 +54,14 @@ int kcoll_rx_register_handlers(const struct kcoll_rx_handler *hs, unsigned int n
  * @len:	its bytes
  *
  * A message shorter than the fixed part, without the magic or (unless the peer has left)
- * of a type nobody handles fails the communicator with EPROTO.  Once the peer said BYE it
+ * of a type nobody handles is refused: the caller (the layer that registered the
+ * transport upcalls) fails the communicator with EPROTO.  Once the peer said BYE it
  * sends nothing more, so what was in flight is moot: only handlers marked @after_bye see it.
  *
+ * Return: 0, or -EPROTO if refused.
  * Context: the connection's receive completion (process context), comm->lock not held.
  */
-void kcoll_rx_dispatch(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
+int kcoll_rx_dispatch(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
 {
 	const struct kcoll_rx_handler *h = NULL;
 
@@ -68,11 +70,11 @@ void kcoll_rx_dispatch(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr
 	if (hdr->type < KCOLL_MSG_TYPES)
 		h = kcoll_rx_handlers[hdr->type];
 	if (!(h && h->after_bye) && READ_ONCE(conn->peer_left))
-		return;
+		return 0;
 	if (!h)
 		goto bad;
 	h->handler(conn, hdr, len);
-	return;
+	return 0;
 bad:
-	kcoll_proto_error(conn, "malformed message");
+	return -EPROTO;
 }

@@ -4,6 +4,10 @@
 # of its own layer or of lower ones; a lower layer reaches a higher one only through a
 # callback the higher one registered (kcoll_rx_register_handler(), struct kcoll_req_ops).
 #
+# Point-to-point, buffers and collectives (layers 3 and 4) reach a peer only through its
+# transport's operations table (struct kcoll_transport, kmod/kcoll_transport.h): they name
+# no ib_/rdma_ function, type or constant, and call no function of an RDMA transport file.
+#
 # Usage: check_layers.sh [KMOD_DIR [ALLOW_FILE]]; prints TAP, exits 1 on a failure.
 #
 # The call graph is grepped: a function defined (at column 0, not static or static) in a
@@ -18,13 +22,23 @@ allow=${2:-$(dirname "$0")/layers.allow}
 layer_of() {
 	case $1 in
 	kcoll_trace.c|kcoll_uarg.c|kcoll_engine.c|kcoll_fault.c) echo 0 ;; # helpers
-	kcoll_ib.c|kcoll_listen.c|kcoll_conn.c|kcoll_region.c) echo 1 ;;	# transport (RDMA)
+	kcoll_region.c) echo 0 ;;					# memory (pages)
+	kcoll_transport.c) echo 1 ;;					# transport interface
+	rdma.c|rdma_dev.c|rdma_listen.c|rdma_conn.c|rdma_cm.c|rdma_qp.c|rdma_mr.c) echo 1 ;; # RDMA
 	kcoll_rx.c) echo 2 ;;						# receive dispatch
-	kcoll_p2p.c|kcoll_buf.c) echo 3 ;;				# point-to-point
+	kcoll_p2p.c|kcoll_req.c|kcoll_buf.c) echo 3 ;;			# point-to-point
 	kcoll_coll.c) echo 4 ;;						# collectives
 	kcoll_comm.c|kcoll_chrdev.c|kcoll_nl.c|kcoll_sysfs.c|kcoll_config.c) echo 5 ;; # control
 	kcoll_main.c) echo 6 ;;						# brings them all up
 	*) echo "" ;;
+	esac
+}
+
+# The RDMA transport's files: nothing above the transport interface calls into them.
+is_rdma() {
+	case $1 in
+	rdma.c|rdma_*.c) return 0 ;;
+	*) return 1 ;;
 	esac
 }
 
@@ -34,7 +48,7 @@ fail=0
 n=0
 
 # The sources, without what Kbuild generates.
-srcs=$(ls "$dir"/*.c | grep -v '\.mod\.c$')
+srcs=$(ls "$dir"/*.c "$dir"/transport/*.c 2>/dev/null | grep -v '\.mod\.c$')
 
 # Definitions: "file function", from lines starting with a type and ending without ';'.
 for f in $srcs; do
@@ -68,6 +82,28 @@ while read -r caller callee; do
 	[ -n "$lc" ] && [ -n "$ld" ] || continue
 	[ "$ld" -gt "$lc" ] && echo "$caller $callee"
 done <"$tmp/calls" | sort -u >"$tmp/found"
+
+# Above the transport: only its operations.  Comments may name what they like.
+for f in $srcs; do
+	b=$(basename "$f")
+	l=$(layer_of "$b")
+	[ "$l" = 3 ] || [ "$l" = 4 ] || continue
+	n=$((n + 1))
+	bad=$(sed -e 's|//.*||' -e 's|/\*.*\*/||' "$f" | grep -vE '^[[:space:]]*(\*|/\*)' |
+	      grep -oE '\b(ib|rdma|IB|RDMA)_[A-Za-z0-9_]+' | sort -u | tr '\n' ' ')
+	while read -r caller callee; do
+		[ "$caller" = "$b" ] || continue
+		def=$(awk -v fn="$callee" '$2 == fn { print $1; exit }' "$tmp/defs")
+		[ -n "$def" ] && is_rdma "$def" && bad="$bad$callee() of $def "
+	done <"$tmp/calls"
+	if [ -n "$bad" ]; then
+		echo "not ok $n - $b (layer $l) names the RDMA transport: ${bad% }:" \
+		     "call through conn->tp (struct kcoll_transport) instead"
+		fail=1
+	else
+		echo "ok $n - $b reaches peers only through struct kcoll_transport"
+	fi
+done
 
 grep -v '^#' "$allow" 2>/dev/null | grep -v '^[[:space:]]*$' | sort -u >"$tmp/allow"
 while read -r caller callee; do

@@ -41,7 +41,7 @@
 
 #define RXE	"kcoll_ls0"
 #define SYSMOD	"/sys/module/kcoll/parameters/"
-/* kcoll_listen.c: KCOLL_LISTEN_LINGER_MS, how long an unused listener used to stay */
+/* transport/rdma_listen.c: KCOLL_LISTEN_LINGER_MS, how long an unused listener used to stay */
 #define LINGER_S 10
 
 /* One bind attempt: as nobody, in a child; 0 if it bound, else the errno. */

@@ -28,7 +28,7 @@
 #include <net/ipv6.h>
 #include <net/net_namespace.h>
 
-#include "kcoll.h"
+#include "../kcoll.h"
 
 /**
  * struct kcoll_listener - listening cm_ids of one namespace and port

@@ -15,8 +15,8 @@
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
-#include "kcoll.h"
-#include "kcoll_nl.h"
+#include "../kcoll.h"
+#include "../kcoll_nl.h"
 
 /* Devices in add order; kcoll_ndevs counts them.  Both guarded by kcoll_devs_mutex. */
 static LIST_HEAD(kcoll_devs);

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kcoll transport interface: what point-to-point, buffers and collectives may ask of the
+ * link to a peer, in the shape of net/rds's struct rds_transport.  One ops table per
+ * transport (RDMA today: kcoll_rdma_transport); every peer (struct kcoll_conn) points at
+ * the table of the transport that reaches it, so the transport is chosen per peer.  The
+ * layers above call only through the table; a transport reaches them only through the
+ * upcalls they registered (kcoll_transport_set_upcalls()) and the receive dispatch
+ * (kcoll_rx_register_handler()).  See Documentation/design.rst, "Transports".
+ */
+#ifndef _KCOLL_TRANSPORT_H
+#define _KCOLL_TRANSPORT_H
+
+#include <linux/types.h>
+
+struct kcoll_comm;
+struct kcoll_conn;
+struct kcoll_ctrl;
+struct kcoll_region;
+struct kcoll_wire_seg;
+struct kcoll_req;
+struct kcoll_wire_hdr;
+
+/**
+ * struct kcoll_conn_upcalls - what a connection tells the layer above it (point-to-point),
+ * registered once at load with kcoll_transport_set_upcalls(), so a transport never names it
+ * @rx:		a control message arrived; comm->lock not held
+ * @acked:	the control message that carried @req was delivered (acknowledged);
+ *		comm->lock held
+ * @put:	drop the reference on @req that its control message held; no lock held
+ * @progress:	the send queue moved or a message was processed: move queued work;
+ *		comm->lock not held
+ * @peer_left:	the peer said BYE: fail what it never took; comm->lock held
+ * @fail:	the transport lost @conn's peer or its own resources: fail the comm with
+ *		@err (a code of ours, never a peer's); comm->lock held
+ */
+struct kcoll_conn_upcalls {
+	void (*rx)(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
+	void (*acked)(struct kcoll_req *req);
+	void (*put)(struct kcoll_req *req);
+	void (*progress)(struct kcoll_conn *conn);
+	void (*peer_left)(struct kcoll_conn *conn);
+	void (*fail)(struct kcoll_conn *conn, int err);
+};
+
+/**
+ * struct kcoll_transport - the operations of one transport
+ * @name:	for logs and the documentation ("rdma")
+ *
+ * Peers:
+ * @connect:	start connecting @conn (the active side; the passive side is accepted by
+ *		the transport's own listener, which finds the comm by id).  Return: 0 or a
+ *		negative errno; the outcome arrives later as a state change of @conn.
+ *		Context: process, comm->teardown_mutex held.
+ * @teardown:	disconnect @conn and drain it: once it returns, no completion of @conn
+ *		runs any more and every request reference its messages held is dropped
+ *		(upcalls @put).  Context: process, comm->teardown_mutex held (the caller
+ *		cancelled the connection's retry work first).
+ *
+ * Control messages (KCOLL_WIRE_MSG_SIZE bytes, kcoll_wire.h), all under comm->lock:
+ * @ctrl_get:	a free message slot with room to post it, or NULL (none free, or @conn
+ *		not up); its fixed part zeroed
+ * @ctrl_put:	give back a slot from @ctrl_get that will not be posted
+ * @ctrl_post:	send the message filled into @c, @len bytes.  On success the slot comes
+ *		back with its completion, which calls upcalls @acked and @put for c->req;
+ *		on failure the slot is back already and nothing was sent
+ * @ctrl_signal: send a message that is only its type (NOP, READY, BYE)
+ * @ctrl_free:	a slot is free now (a waiter may try @ctrl_get again)
+ *
+ * Data, under comm->lock:
+ * @tx_room:	@n more work items (a write, a registration, a message) fit on @conn now
+ * @tx_stalled:	items are outstanding and none completed for @timeout jiffies: the peer
+ *		takes nothing (the watchdog fails the comm)
+ * @write:	move up to @len bytes at @off of @r into the peer's registered range @seg,
+ *		starting @seg_off bytes into it; *@bytes says how many this item took (at
+ *		least one).  Completion comes back as upcalls @progress; a failed one fails
+ *		the comm.  Return: 0, or -EIO (nothing posted)
+ *
+ * Memory for remote access, per region (struct kcoll_region):
+ * @mem_map:	map @r's pages for the transport; @remote: peers will write into it.
+ *		Context: process
+ * @mem_unmap:	undo @mem_map (also revokes); the pages stay.  Context: process
+ * @mem_revoke:	end the peers' access now; local mappings stay.  Context: process
+ * @mem_register: make @r's remote keys valid before they are announced (waits, bounded
+ *		and killable).  Context: process, comm->teardown_mutex held
+ * @mem_post_reg: queue @r's registration on @conn ahead of the next message, so the
+ *		peer sees the keys valid when that message arrives.  Return: 0 or -EIO.
+ *		Context: comm->lock; the caller checked @tx_room for @r's chunks
+ * @mem_segs:	the peer-visible segments of [@off, @off + @len) of @r, at most @max.
+ *		Return: their number, or -E2BIG
+ */
+struct kcoll_transport {
+	const char *name;
+
+	int (*connect)(struct kcoll_conn *conn);
+	void (*teardown)(struct kcoll_conn *conn);
+
+	struct kcoll_ctrl *(*ctrl_get)(struct kcoll_conn *conn);
+	void (*ctrl_put)(struct kcoll_conn *conn, struct kcoll_ctrl *c);
+	int (*ctrl_post)(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len);
+	int (*ctrl_signal)(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type);
+	bool (*ctrl_free)(struct kcoll_conn *conn);
+
+	bool (*tx_room)(struct kcoll_conn *conn, unsigned int n);
+	bool (*tx_stalled)(struct kcoll_conn *conn, unsigned long timeout);
+	int (*write)(struct kcoll_conn *conn, struct kcoll_region *r, u64 off, u64 len,
+		     const struct kcoll_wire_seg *seg, u64 seg_off, u64 *bytes);
+
+	int (*mem_map)(struct kcoll_comm *comm, struct kcoll_region *r, bool remote);
+	void (*mem_unmap)(struct kcoll_region *r);
+	void (*mem_revoke)(struct kcoll_region *r);
+	int (*mem_register)(struct kcoll_comm *comm, struct kcoll_region *r);
+	int (*mem_post_reg)(struct kcoll_conn *conn, struct kcoll_region *r);
+	int (*mem_segs)(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_seg *segs,
+			unsigned int max);
+};
+
+/* transport/rdma.c */
+extern const struct kcoll_transport kcoll_rdma_transport;
+
+/* kcoll_transport.c: the layer above, as it registered itself at load. */
+extern const struct kcoll_conn_upcalls *kcoll_transport_up;
+void kcoll_transport_set_upcalls(const struct kcoll_conn_upcalls *up);
+
+#endif /* _KCOLL_TRANSPORT_H */

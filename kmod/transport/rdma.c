@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcoll RDMA transport: its operations table.  One reliable-connected queue pair per
+ * peer (rdma_qp.c), set up with rdma_cm (rdma_conn.c, rdma_cm.c, rdma_listen.c) on the
+ * devices the ib_client tracks (rdma_dev.c); control messages are SENDs, data moves by
+ * RDMA WRITE into the peer's FRWR registrations (rdma_mr.c).
+ */
+#include "../kcoll.h"
+#include "rdma.h"
+
+const struct kcoll_transport kcoll_rdma_transport = {
+	.name		= "rdma",
+	.connect	= kcoll_conn_connect,
+	.teardown	= kcoll_conn_teardown,
+	.ctrl_get	= kcoll_ctrl_get,
+	.ctrl_put	= kcoll_ctrl_put,
+	.ctrl_post	= kcoll_ctrl_post,
+	.ctrl_signal	= kcoll_ctrl_signal,
+	.ctrl_free	= kcoll_ctrl_free,
+	.tx_room	= kcoll_conn_tx_room,
+	.tx_stalled	= kcoll_conn_tx_stalled,
+	.write		= kcoll_rdma_write,
+	.mem_map	= kcoll_rdma_mr_map,
+	.mem_unmap	= kcoll_rdma_mr_unmap,
+	.mem_revoke	= kcoll_rdma_mr_revoke,
+	.mem_register	= kcoll_rdma_mr_register,
+	.mem_post_reg	= kcoll_rdma_mr_post_reg,
+	.mem_segs	= kcoll_rdma_mr_segs,
+};

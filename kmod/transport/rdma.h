@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kcoll RDMA transport, private to kmod/transport/rdma*.c: the functions behind
+ * kcoll_rdma_transport and those its files share.  Nothing above the transport includes
+ * this header (selftests/host/check_layers.sh checks they call none of them).
+ */
+#ifndef _KCOLL_TRANSPORT_RDMA_H
+#define _KCOLL_TRANSPORT_RDMA_H
+
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+/* Largest RDMA WRITE and its scatter/gather entries (kcoll_rdma_write()). */
+#define KCOLL_MAX_WR_BYTES	SZ_1M
+#define KCOLL_MAX_SGE		16
+
+/* Retry a refused or unreachable connect this often until the comm's deadline. */
+#define KCOLL_RETRY_MS		200
+#define KCOLL_RESOLVE_MS	2000
+
+/* rdma_mr.c */
+int kcoll_rdma_mr_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote);
+void kcoll_rdma_mr_unmap(struct kcoll_region *r);
+void kcoll_rdma_mr_revoke(struct kcoll_region *r);
+int kcoll_rdma_mr_register(struct kcoll_comm *comm, struct kcoll_region *r);
+int kcoll_rdma_mr_post_reg(struct kcoll_conn *conn, struct kcoll_region *r);
+int kcoll_rdma_mr_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_seg *segs,
+		       unsigned int max);
+unsigned int kcoll_rdma_mr_sges(struct kcoll_region *r, u64 off, u64 bytes, struct ib_sge *sges,
+				unsigned int max, u32 lkey, u64 *taken);
+
+/* rdma_conn.c */
+int kcoll_conn_connect(struct kcoll_conn *conn);
+void kcoll_conn_teardown(struct kcoll_conn *conn);
+void kcoll_conn_param(struct kcoll_conn *conn, struct rdma_conn_param *p);
+void kcoll_conn_hello(struct kcoll_conn *conn, struct kcoll_wire_hello *h);
+bool kcoll_conn_accept_ok(struct kcoll_conn *conn, struct rdma_cm_event *ev);
+void kcoll_conn_retry_later(struct kcoll_conn *conn, int err);
+void kcoll_comm_check_ready(struct kcoll_comm *comm);
+void kcoll_comm_send_ready(struct kcoll_comm *comm);
+void kcoll_conn_release_reqs(struct kcoll_conn *conn);
+
+/* rdma_qp.c */
+int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id);
+void kcoll_conn_destroy_qp(struct kcoll_conn *conn, struct rdma_cm_id *id);
+struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn);
+void kcoll_ctrl_put(struct kcoll_conn *conn, struct kcoll_ctrl *c);
+int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len);
+int kcoll_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type);
+bool kcoll_ctrl_free(struct kcoll_conn *conn);
+bool kcoll_conn_tx_room(struct kcoll_conn *conn, unsigned int n);
+bool kcoll_conn_tx_stalled(struct kcoll_conn *conn, unsigned long timeout);
+int kcoll_rdma_write(struct kcoll_conn *conn, struct kcoll_region *r, u64 off, u64 len,
+		     const struct kcoll_wire_seg *seg, u64 seg_off, u64 *bytes);
+void kcoll_conn_sq_take(struct kcoll_conn *conn);
+void kcoll_conn_sq_give(struct kcoll_conn *conn, bool ok);
+
+#endif /* _KCOLL_TRANSPORT_RDMA_H */

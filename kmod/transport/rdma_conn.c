@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kcoll RDMA transport: one RC connection to a peer rank, its life: rdma_cm connect
+ * (active side) and retry, accept (passive side), READY and BYE, teardown.
+ *
+ * Every callback here runs in process context: rdma_cm handlers in its work queue, CQ
+ * completions in ib_comp_wq (IB_POLL_WORKQUEUE).  State is guarded by comm->lock; nothing
+ * sleeps under it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <crypto/algapi.h>
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/jiffies.h>
+#include <linux/slab.h>
+#include <rdma/ib_cache.h>
+
+#include "../kcoll.h"
+#include "../kcoll_nl.h"
+#include "rdma.h"
+
+void kcoll_conn_param(struct kcoll_conn *conn, struct rdma_conn_param *p)
+{
+	struct ib_device *ibdev = conn->comm->dev->ibdev;
+
+	memset(p, 0, sizeof(*p));
+	p->responder_resources = min_t(int, 16, ibdev->attrs.max_qp_rd_atom);
+	p->initiator_depth = min_t(int, 16, ibdev->attrs.max_qp_init_rd_atom);
+	p->retry_count = 7;
+	/*
+	 * Not 7, which is infinite: a peer that never posts receives would stall the send
+	 * queue for ever.  Six RNR retries at the CM's timer (up to 655 ms each) ride out a
+	 * receiver briefly short of buffers, then the work request fails.
+	 */
+	p->rnr_retry_count = 6;
+	p->flow_control = 1;
+}
+
+/* The accept of @conn is over (accepted or given up): teardown may now go on. */
+static void kcoll_conn_accept_done(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	spin_lock_bh(&comm->lock);
+	conn->accepting = false;
+	wake_up_all(&comm->wq);
+	spin_unlock_bh(&comm->lock);
+}
+
+/**
+ * kcoll_wire_mac - a connect MAC: SipHash-2-4 keyed with the communicator's secret
+ * @comm:	the communicator
+ * @h:		the hello the MAC is about
+ * @tag:	KCOLL_WIRE_TAG_HELLO (the hello's own) or KCOLL_WIRE_TAG_ACCEPT (the answer's)
+ */
+u64 kcoll_wire_mac(const struct kcoll_comm *comm, const struct kcoll_wire_hello *h, u32 tag)
+{
+	u8 in[KCOLL_WIRE_MAC_LEN];
+
+	kcoll_wire_mac_input(h, tag, in);
+	return siphash(in, sizeof(in), &comm->secret);
+}
+
+/* The hello we send to (and whose answer we expect from) @conn's peer. */
+void kcoll_conn_hello(struct kcoll_conn *conn, struct kcoll_wire_hello *h)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	*h = (struct kcoll_wire_hello) {
+		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
+		.version = kcoll_proto_version,
+		.comm_id = cpu_to_be64(comm->comm_id),
+		.src_rank = cpu_to_be32(comm->rank),
+		.dst_rank = cpu_to_be32(conn->peer),
+		.nranks = cpu_to_be32(comm->nranks),
+	};
+	h->mac = cpu_to_be64(kcoll_wire_mac(comm, h, KCOLL_WIRE_TAG_HELLO));
+}
+
+/*
+ * Active side, connection established: did the accepting side prove the secret too?  An
+ * impostor listener (another program on the peer's port) could accept without knowing it.
+ */
+bool kcoll_conn_accept_ok(struct kcoll_conn *conn, struct rdma_cm_event *ev)
+{
+	const struct kcoll_wire_accept *acc = ev->param.conn.private_data;
+	struct kcoll_wire_hello h;
+	__be64 want;
+
+	if (!acc || ev->param.conn.private_data_len < sizeof(*acc) ||
+	    be32_to_cpu(acc->magic) != KCOLL_WIRE_MAGIC)
+		return false;
+	kcoll_conn_hello(conn, &h);
+	want = cpu_to_be64(kcoll_wire_mac(conn->comm, &h, KCOLL_WIRE_TAG_ACCEPT));
+	return !crypto_memneq(&want, &acc->mac, sizeof(want));
+}
+
+/*
+ * Passive side: called by the listener for a request that named this comm, from the
+ * right address, with the right MAC.
+ *
+ * Only a connecting comm accepts: a failed or shut down one (whose device and PD are gone)
+ * is refused before anything of it is looked at.  conn->accepting, set with that check under
+ * comm->lock, makes teardown wait (kcoll_conn_teardown()) until the QP and CQ built here on
+ * the comm's PD are either published in conn->cm_id or destroyed again, so shutdown cannot
+ * free the PD or drop the device under them.  (Not teardown_mutex: this runs under the
+ * listener's rdma_cm handler lock, which teardown takes inside that mutex.)
+ */
+int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
+		      const struct kcoll_wire_hello *h)
+{
+	u32 src = be32_to_cpu(h->src_rank), nranks = be32_to_cpu(h->nranks);
+	struct kcoll_wire_accept acc = {
+		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
+		.version = kcoll_proto_version,
+		.mac = cpu_to_be64(kcoll_wire_mac(comm, h, KCOLL_WIRE_TAG_ACCEPT)),
+	};
+	struct rdma_conn_param param;
+	struct kcoll_conn *conn;
+	int ret;
+
+	if (nranks != comm->nranks || src >= nranks || src <= comm->rank)
+		return KCOLL_REJ_MISMATCH;
+	conn = &comm->conns[src];
+	spin_lock_bh(&comm->lock);
+	if (comm->state != KCOLL_COMM_CONNECTING) {
+		spin_unlock_bh(&comm->lock);
+		return KCOLL_REJ_STATE;
+	}
+	/* Connecting: the device is held until teardown, which waits for us. */
+	if (id->device != comm->dev->ibdev) {
+		spin_unlock_bh(&comm->lock);
+		return KCOLL_REJ_DEVICE;
+	}
+	if (conn->state != KCOLL_CONN_IDLE) {
+		spin_unlock_bh(&comm->lock);
+		return KCOLL_REJ_DUPLICATE;
+	}
+	kcoll_conn_set_state(conn, KCOLL_CONN_CONNECTING);
+	conn->accepting = true;
+	spin_unlock_bh(&comm->lock);
+
+	ret = kcoll_conn_create_qp(conn, id);
+	if (ret)
+		goto out_idle;
+	/*
+	 * Teardown finds the connection through conn->cm_id: publish it only while the comm
+	 * still connects, or teardown may already have passed this connection by.
+	 */
+	spin_lock_bh(&comm->lock);
+	if (comm->state == KCOLL_COMM_CONNECTING)
+		conn->cm_id = id;
+	spin_unlock_bh(&comm->lock);
+	if (!conn->cm_id) {
+		kcoll_conn_destroy_qp(conn, id);
+		kcoll_conn_accept_done(conn);
+		return KCOLL_REJ_STATE;
+	}
+	id->context = conn;
+	id->event_handler = kcoll_cm_handler;
+	kcoll_conn_param(conn, &param);
+	param.private_data = &acc;
+	param.private_data_len = sizeof(acc);
+	/* Teardown waits for this handler (rdma_lock_handler) before it touches the QP. */
+	ret = kcoll_fi(CM, -ENOMEM, rdma_accept(id, &param));
+	if (ret) {
+		kcoll_conn_destroy_qp(conn, id);
+		spin_lock_bh(&comm->lock);
+		conn->cm_id = NULL;
+		spin_unlock_bh(&comm->lock);
+		id->context = NULL;
+		id->event_handler = NULL;
+		goto out_idle;
+	}
+	kcoll_conn_accept_done(conn);
+	return 0;
+
+out_idle:
+	spin_lock_bh(&comm->lock);
+	kcoll_conn_set_state(conn, KCOLL_CONN_IDLE);
+	spin_unlock_bh(&comm->lock);
+	kcoll_conn_accept_done(conn);
+	pr_warn_ratelimited("comm %llx: rank %u: cannot accept rank %u: %d\n",
+			    comm->comm_id, comm->rank, src, ret);
+	/*
+	 * Our own resource failed, as on the connecting side: fail with it now.  The peer
+	 * sees the refusal; we would otherwise wait out the timeout for a connection that
+	 * cannot come and report -ETIMEDOUT.
+	 */
+	kcoll_transport_fail(conn, ret);
+	return KCOLL_REJ_STATE;
+}
+
+/*
+ * Active side: start (or restart) connecting to conn->peer.
+ *
+ * Context: comm->teardown_mutex held, so teardown cannot run between the state check and
+ * publishing conn->cm_id.
+ */
+int kcoll_conn_connect(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct sockaddr_storage src;
+	struct rdma_cm_id *id;
+	int ret, tos;
+
+	lockdep_assert_held(&comm->teardown_mutex);
+	id = kcoll_fi(CM, ERR_PTR(-ENOMEM),
+		      rdma_create_id(comm->net, kcoll_cm_handler, conn, RDMA_PS_TCP, IB_QPT_RC));
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	/* comm->dev only changes under teardown_mutex (shutdown clears it): held here. */
+	tos = comm->dev ? READ_ONCE(comm->dev->tos) : -1;
+	if (tos < 0)
+		tos = READ_ONCE(kcoll_tos);
+	if (tos >= 0)
+		rdma_set_service_type(id, min(tos, 255));
+	spin_lock_bh(&comm->lock);
+	if (comm->state != KCOLL_COMM_CONNECTING) {
+		spin_unlock_bh(&comm->lock);
+		rdma_destroy_id(id);
+		return 0;
+	}
+	conn->cm_id = id;
+	kcoll_conn_set_state(conn, KCOLL_CONN_CONNECTING);
+	spin_unlock_bh(&comm->lock);
+
+	/* Our own address, any port: the connection leaves from this rank's device. */
+	src = comm->addrs[comm->rank];
+	if (src.ss_family == AF_INET)
+		((struct sockaddr_in *)&src)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&src)->sin6_port = 0;
+	ret = kcoll_fi(CM, -ENOMEM, rdma_resolve_addr(id, (struct sockaddr *)&src,
+						      (struct sockaddr *)&comm->addrs[conn->peer],
+						      KCOLL_RESOLVE_MS));
+	if (ret) {
+		spin_lock_bh(&comm->lock);
+		conn->cm_id = NULL;
+		spin_unlock_bh(&comm->lock);
+		rdma_destroy_id(id);
+	}
+	return ret;
+}
+
+/* Schedule the next attempt, or give up once the comm's deadline has passed. */
+/*
+ * Disconnect, drain and destroy the connection's QP, CQ and cm_id.  The id's handler lock
+ * keeps its handlers (which create the QP) out meanwhile; a handler that runs after finds
+ * the comm no longer connecting and does nothing.
+ *
+ * Context: comm->teardown_mutex held.
+ */
+static void kcoll_conn_release_id(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct rdma_cm_id *id;
+	bool was_up;
+
+	lockdep_assert_held(&comm->teardown_mutex);
+	spin_lock_bh(&comm->lock);
+	id = conn->cm_id;
+	conn->cm_id = NULL;
+	was_up = conn->state == KCOLL_CONN_UP;
+	spin_unlock_bh(&comm->lock);
+	if (!id)
+		return;
+	rdma_lock_handler(id);
+	rdma_disconnect(id);
+	/*
+	 * Every posted send completes (flushed) before its memory is released.  A QP that
+	 * never came up has only receives posted, which destroying it discards; it may not
+	 * even accept the drain's WR (rxe refuses sends before RTS).
+	 */
+	if (conn->qp && was_up)
+		ib_drain_qp(conn->qp);
+	kcoll_conn_destroy_qp(conn, id);
+	rdma_unlock_handler(id);
+	rdma_destroy_id(id);
+}
+
+void kcoll_conn_retry_later(struct kcoll_conn *conn, int err)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	spin_lock_bh(&comm->lock);
+	conn->last_err = err;
+	if (comm->state == KCOLL_COMM_CONNECTING && conn->state == KCOLL_CONN_CONNECTING) {
+		kcoll_conn_set_state(conn, KCOLL_CONN_RETRY);
+		queue_delayed_work(kcoll_wq, &conn->retry_work, msecs_to_jiffies(KCOLL_RETRY_MS));
+	}
+	spin_unlock_bh(&comm->lock);
+}
+
+void kcoll_conn_retry_work(struct work_struct *work)
+{
+	struct kcoll_conn *conn = container_of(to_delayed_work(work), struct kcoll_conn,
+					       retry_work);
+	struct kcoll_comm *comm = conn->comm;
+	int ret;
+
+	mutex_lock(&comm->teardown_mutex);
+	spin_lock_bh(&comm->lock);
+	if (comm->state != KCOLL_COMM_CONNECTING || conn->state != KCOLL_CONN_RETRY) {
+		spin_unlock_bh(&comm->lock);
+		kcoll_teardown_unlock(comm);
+		return;
+	}
+	spin_unlock_bh(&comm->lock);
+	/* The refused attempt's id and QP go first: never destroy an id in its handler. */
+	kcoll_conn_release_id(conn);
+	if (conn->peer > comm->rank) {
+		/* Passive side: the attempt failed half-way; wait for the peer's next one. */
+		spin_lock_bh(&comm->lock);
+		if (conn->state == KCOLL_CONN_RETRY)
+			kcoll_conn_set_state(conn, KCOLL_CONN_IDLE);
+		spin_unlock_bh(&comm->lock);
+		kcoll_teardown_unlock(comm);
+		return;
+	}
+	ret = kcoll_conn_connect(conn);
+	kcoll_teardown_unlock(comm);
+	if (ret)
+		kcoll_conn_retry_later(conn, ret);
+}
+
+/* Ready once every connection is up and every peer said READY. Context: comm->lock. */
+void kcoll_comm_check_ready(struct kcoll_comm *comm)
+{
+	lockdep_assert_held(&comm->lock);
+	if (comm->state == KCOLL_COMM_CONNECTING && comm->nup == comm->nranks - 1 &&
+	    comm->nready == comm->nranks - 1) {
+		kcoll_comm_change_state(comm, KCOLL_COMM_READY, 0);
+		comm->was_ready = true;
+		wake_up_all(&comm->wq);
+	}
+}
+
+/*
+ * Tell one peer that all our connections are up.  On a connection we accepted, only once
+ * the peer's READY has arrived: iWARP's MPA (RFC 5044) forbids the responder to send before
+ * the initiator's first FPDU (siw resets the connection when data follows its MPA reply), so
+ * the passive side always speaks second, on every transport.  The active side never waits,
+ * so this cannot deadlock (the highest rank accepts nothing).  Context: comm->lock.
+ */
+static void kcoll_conn_send_ready(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_ctrl *c;
+
+	lockdep_assert_held(&comm->lock);
+	if (conn->ready_sent || (conn->peer > comm->rank && !conn->peer_ready))
+		return;
+	c = kcoll_ctrl_get(conn);
+	if (!c) {
+		kcoll_transport_up->fail(conn, -ENOMEM);
+		return;
+	}
+	if (kcoll_ctrl_signal(conn, c, KCOLL_MSG_READY)) {
+		kcoll_transport_up->fail(conn, -EIO);
+		return;
+	}
+	conn->ready_sent = true;
+}
+
+/**
+ * kcoll_comm_nudge - send a NOP after our READY where the peer's READY is overdue
+ * @comm:	a connecting communicator
+ *
+ * Soft-iWARP (6.1) can miss the first message after its MPA reply: data that arrives
+ * before siw hands the socket from its connection manager to the QP raises no second
+ * wake-up, so our READY may sit unread in the peer's socket until more data comes.  The
+ * creating thread calls this every KCOLL_NUDGE_MS while it waits; a NOP (ignored by the
+ * receiver) is that more data.  Only the active side may send first, so only it nudges.
+ *
+ * Context: process context, comm->lock not held.
+ */
+void kcoll_comm_nudge(struct kcoll_comm *comm)
+{
+	struct kcoll_ctrl *c;
+	u32 i;
+
+	spin_lock_bh(&comm->lock);
+	for (i = 0; i < comm->rank && comm->state == KCOLL_COMM_CONNECTING; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+
+		if (conn->state != KCOLL_CONN_UP || !conn->ready_sent || conn->peer_ready)
+			continue;
+		c = kcoll_ctrl_get(conn);
+		if (!c)
+			continue;
+		if (kcoll_ctrl_signal(conn, c, KCOLL_MSG_NOP))
+			kcoll_transport_up->fail(conn, -EIO);
+	}
+	spin_unlock_bh(&comm->lock);
+}
+
+/* All our connections are up: tell every peer that may hear it now.  Context: comm->lock. */
+void kcoll_comm_send_ready(struct kcoll_comm *comm)
+{
+	u32 i;
+
+	for (i = 0; i < comm->nranks; i++) {
+		if (i == comm->rank)
+			continue;
+		kcoll_conn_send_ready(&comm->conns[i]);
+		if (comm->state != KCOLL_COMM_CONNECTING)
+			return;
+	}
+}
+
+/*
+ * The peer destroyed its end in order: what we had pending with it and it never took fails
+ * with ECONNRESET (upcalls peer_left), the rest of the communicator goes on.  The memory
+ * of those requests is released once the disconnect that follows has drained the QP.
+ */
+static void kcoll_conn_peer_left(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	spin_lock_bh(&comm->lock);
+	conn->peer_left = true;
+	if (conn->state == KCOLL_CONN_UP)
+		kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
+	kcoll_transport_up->peer_left(conn);
+	spin_unlock_bh(&comm->lock);
+	kcoll_nl_event_peer_lost(comm, conn->peer, -ECONNRESET);
+}
+
+/* After a departed peer's disconnect drained the QP: its failed requests may let go. */
+void kcoll_conn_release_reqs(struct kcoll_conn *conn)
+{
+	struct kcoll_comm *comm = conn->comm;
+	struct kcoll_req *req;
+
+	spin_lock_bh(&comm->lock);
+	list_for_each_entry(req, &comm->reqs, all) {
+		if (req->conn == conn && req->state == KCOLL_REQ_DONE && !req->hw_queued) {
+			req->hw_queued = true;
+			queue_work(kcoll_wq, &req->hw_work);
+		}
+	}
+	spin_unlock_bh(&comm->lock);
+}
+
+/* BYE: the peer leaves in order (kcoll_conn_peer_left()). */
+static void kcoll_conn_bye_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
+{
+	kcoll_conn_peer_left(conn);
+}
+
+/* READY: the peer has all its connections up; a repeated one is ignored. */
+static void kcoll_conn_ready_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr,
+				u32 len)
+{
+	struct kcoll_comm *comm = conn->comm;
+
+	spin_lock_bh(&comm->lock);
+	if (!conn->peer_ready) {
+		conn->peer_ready = true;
+		comm->nready++;
+		/* Our READY on an accepted connection waited for this one. */
+		if (comm->state == KCOLL_COMM_CONNECTING && comm->nup == comm->nranks - 1)
+			kcoll_conn_send_ready(conn);
+		kcoll_comm_check_ready(comm);
+	}
+	spin_unlock_bh(&comm->lock);
+}
+
+/* The connection layer's own messages: they count even after the peer's BYE. */
+static const struct kcoll_rx_handler kcoll_conn_rx_handlers[] = {
+	{ .type = KCOLL_MSG_BYE, .handler = kcoll_conn_bye_rx, .after_bye = true },
+	{ .type = KCOLL_MSG_READY, .handler = kcoll_conn_ready_rx, .after_bye = true },
+};
+
+int kcoll_conn_rx_init(void)
+{
+	return kcoll_rx_register_handlers(kcoll_conn_rx_handlers,
+					  ARRAY_SIZE(kcoll_conn_rx_handlers));
+}
+
+/**
+ * kcoll_conn_teardown - disconnect, drain and free everything of a connection
+ * @conn:	the connection
+ *
+ * Context: comm->teardown_mutex held; the comm is no longer connecting, so no retry can be
+ * queued, and the caller cancelled any before taking the mutex (retry_work takes it too).
+ */
+void kcoll_conn_teardown(struct kcoll_conn *conn)
+{
+	/* An accept in progress builds on the PD: let it publish or undo its work first. */
+	wait_event(conn->comm->wq, !READ_ONCE(conn->accepting));
+	kcoll_conn_release_id(conn);
+	spin_lock_bh(&conn->comm->lock);
+	kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
+	spin_unlock_bh(&conn->comm->lock);
+}
