@@ -269,6 +269,8 @@ u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *a, enum kcoll_algo alg
 	h = fp_mix(h, a->in_place);
 	h = fp_mix(h, algo);
 	h = fp_mix(h, chunk_bytes);
+	if (a->local_size > 1)	/* flat calls keep the fingerprint they always had */
+		h = fp_mix(h, a->local_size);
 	if ((a->coll == KCOLL_COLL_ALLGATHERV || a->coll == KCOLL_COLL_REDUCE_SCATTERV) &&
 	    a->counts && a->displs) {
 		for (i = 0; i < a->nranks; i++) {

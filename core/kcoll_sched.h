@@ -165,6 +165,12 @@ struct kcoll_coll_args {
 	const u64 *displs;	/* element displacements for counts */
 	const u64 *send_counts;	/* ALLTOALLV send side */
 	const u64 *send_displs;
+	/*
+	 * Locality: ranks sit in blocks of local_size consecutive ranks per node (rank r on
+	 * node r / local_size, local index r % local_size).  0 or 1: flat, every rank its own
+	 * node; only KCOLL_ALGO_HIER uses it, and needs nranks to be a multiple (-EINVAL).
+	 */
+	u32 local_size;
 };
 
 struct kcoll_sched_info {

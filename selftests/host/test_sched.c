@@ -1153,6 +1153,9 @@ TEST(selection)
 							      KCOLL_ALGO_AUTO, &t));
 }
 
+/* the fingerprint of the first call below, as the module computed it before local_size */
+#define FP_FLAT_RING_4096	0x5c40cae7U
+
 TEST(fingerprint)
 {
 	static const u64 cnt[3] = { 1, 2, 3 }, dsp[3] = { 0, 1, 3 }, cnt2[3] = { 1, 2, 4 };
@@ -1172,6 +1175,13 @@ TEST(fingerprint)
 	}
 	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 8192));
 	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RECDBL, 4096));
+	/* locality: flat calls (0 or 1) keep the value of before locality existed */
+	EXPECT_EQ(FP_FLAT_RING_4096, f0);
+	a.local_size = 1;
+	EXPECT_EQ(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 4096));
+	a.local_size = 3;
+	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 4096));
+	a.local_size = 0;
 	a.count = 101;
 	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 4096));
 	a.coll = KCOLL_COLL_ALLGATHERV;
