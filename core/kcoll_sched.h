@@ -120,6 +120,7 @@ enum kcoll_algo {
 	KCOLL_ALGO_CHAIN = 6,		/* pipelined chain, chunked */
 	KCOLL_ALGO_PAIRWISE = 7,	/* pairwise exchange */
 	KCOLL_ALGO_BRUCK = 8,		/* Bruck (for BARRIER: dissemination, the same pattern) */
+	KCOLL_ALGO_HIER = 9,		/* hierarchical: intra-node, inter-node rails, intra */
 	KCOLL_ALGO_COUNT
 };
 

@@ -25,6 +25,7 @@
 #include "../../core/kcoll_sched_ring.c"
 #include "../../core/kcoll_sched_tree.c"
 #include "../../core/kcoll_sched_a2a.c"
+#include "../../core/kcoll_sched_hier.c"
 #include "../../tools/kcoll-sim/fabric.c"
 #include "../../tools/kcoll-sim/evq.c"
 #include "../../tools/kcoll-sim/share.c"
