@@ -408,4 +408,42 @@ TEST(arguments)
 	EXPECT_EQ(flat.scratch_bytes, info.scratch_bytes);
 }
 
+/* AUTO picks HIER only with locality, more than one whole node, up to small_bytes */
+TEST(selection)
+{
+	static const struct {
+		u32 p, L;
+		u64 bytes;
+		bool hier;
+	} m[] = {
+		{ 64, 8, 1 << 20, true }, { 1024, 8, 2 << 20, true }, { 16, 2, 4, true },
+		{ 64, 8, (2 << 20) + 1, false }, { 64, 0, 1 << 20, false },
+		{ 64, 1, 1 << 20, false }, { 8, 8, 1 << 20, false }, { 12, 8, 1 << 20, false },
+	};
+	struct kcoll_sched_tuning t, flat;
+	unsigned int i;
+	u32 c;
+
+	kcoll_sched_tuning_default(&flat);
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
+		kcoll_sched_tuning_default(&t);
+		t.local_size = m[i].L;
+		EXPECT_EQ(m[i].hier, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, m[i].p, m[i].bytes,
+							&t) == KCOLL_ALGO_HIER);
+		if (!m[i].hier)	/* otherwise the flat choice, as without locality */
+			EXPECT_EQ(kcoll_sched_select(KCOLL_COLL_ALLREDUCE, m[i].p, m[i].bytes, &flat),
+				  kcoll_sched_select(KCOLL_COLL_ALLREDUCE, m[i].p, m[i].bytes, &t));
+		/* the other collectives are not chosen hierarchically (yet) */
+		for (c = 0; c < KCOLL_COLL_COUNT; c++)
+			if (c != KCOLL_COLL_ALLREDUCE)
+				EXPECT_EQ(kcoll_sched_select(c, m[i].p, m[i].bytes, &flat),
+					  kcoll_sched_select(c, m[i].p, m[i].bytes, &t));
+	}
+	/* a forced algorithm still wins */
+	kcoll_sched_tuning_default(&t);
+	t.local_size = 8;
+	t.algo[KCOLL_COLL_ALLREDUCE] = KCOLL_ALGO_RING;
+	EXPECT_EQ(KCOLL_ALGO_RING, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, 64, 1024, &t));
+}
+
 TEST_HARNESS_MAIN
