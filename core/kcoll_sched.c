@@ -31,6 +31,7 @@ static const u32 kcoll_algo_colls[KCOLL_ALGO_COUNT] = {
 	[KCOLL_ALGO_CHAIN] = CB(BROADCAST) | CB(REDUCE),
 	[KCOLL_ALGO_PAIRWISE] = CB(ALLTOALL) | CB(ALLTOALLV),
 	[KCOLL_ALGO_BRUCK] = CB(ALLTOALL) | CB(ALLGATHER) | CB(BARRIER),
+	[KCOLL_ALGO_HIER] = CB(ALLREDUCE) | CB(BROADCAST) | CB(REDUCE) | CB(ALLGATHER),
 };
 
 bool kcoll_sched_supports(enum kcoll_algo algo, enum kcoll_coll_type coll, bool in_place)
@@ -181,6 +182,30 @@ int kcoll_sched_buf_bytes(const struct kcoll_coll_args *a, u64 *send_bytes, u64 
 	return 0;
 }
 
+int kcoll_sched_alg(struct ks *k, enum kcoll_algo algo, u64 chunk_bytes)
+{
+	switch (algo) {
+	case KCOLL_ALGO_RING:
+		return kcoll_sched_alg_ring(k, chunk_bytes);
+	case KCOLL_ALGO_RECDBL:
+		return kcoll_sched_alg_recdbl(k);
+	case KCOLL_ALGO_RABENSEIFNER:
+		return kcoll_sched_alg_rabenseifner(k);
+	case KCOLL_ALGO_BINOMIAL:
+		return kcoll_sched_alg_binomial(k);
+	case KCOLL_ALGO_DBTREE:
+		return kcoll_sched_alg_dbtree(k, chunk_bytes);
+	case KCOLL_ALGO_CHAIN:
+		return kcoll_sched_alg_chain(k, chunk_bytes);
+	case KCOLL_ALGO_PAIRWISE:
+		return kcoll_sched_alg_pairwise(k);
+	case KCOLL_ALGO_BRUCK:
+		return kcoll_sched_alg_bruck(k);
+	default:
+		return -EINVAL;
+	}
+}
+
 int kcoll_sched_build(const struct kcoll_coll_args *args, enum kcoll_algo algo,
 		      u64 chunk_bytes, struct kcoll_step *steps, u32 max_steps,
 		      struct kcoll_sched_info *info)
@@ -200,35 +225,8 @@ int kcoll_sched_build(const struct kcoll_coll_args *args, enum kcoll_algo algo,
 	k.r = args->rank;
 	k.es = args->elem_size;
 
-	switch (algo) {
-	case KCOLL_ALGO_RING:
-		err = kcoll_sched_alg_ring(&k, chunk_bytes);
-		break;
-	case KCOLL_ALGO_RECDBL:
-		err = kcoll_sched_alg_recdbl(&k);
-		break;
-	case KCOLL_ALGO_RABENSEIFNER:
-		err = kcoll_sched_alg_rabenseifner(&k);
-		break;
-	case KCOLL_ALGO_BINOMIAL:
-		err = kcoll_sched_alg_binomial(&k);
-		break;
-	case KCOLL_ALGO_DBTREE:
-		err = kcoll_sched_alg_dbtree(&k, chunk_bytes);
-		break;
-	case KCOLL_ALGO_CHAIN:
-		err = kcoll_sched_alg_chain(&k, chunk_bytes);
-		break;
-	case KCOLL_ALGO_PAIRWISE:
-		err = kcoll_sched_alg_pairwise(&k);
-		break;
-	case KCOLL_ALGO_BRUCK:
-		err = kcoll_sched_alg_bruck(&k);
-		break;
-	default:
-		err = -EINVAL;
-		break;
-	}
+	err = algo == KCOLL_ALGO_HIER ? kcoll_sched_alg_hier(&k, chunk_bytes) :
+		kcoll_sched_alg(&k, algo, chunk_bytes);
 	if (!err)
 		err = k.err;
 	if (err)
@@ -269,6 +267,8 @@ u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *a, enum kcoll_algo alg
 	h = fp_mix(h, a->in_place);
 	h = fp_mix(h, algo);
 	h = fp_mix(h, chunk_bytes);
+	if (a->local_size > 1)	/* flat calls keep the fingerprint they always had */
+		h = fp_mix(h, a->local_size);
 	if ((a->coll == KCOLL_COLL_ALLGATHERV || a->coll == KCOLL_COLL_REDUCE_SCATTERV) &&
 	    a->counts && a->displs) {
 		for (i = 0; i < a->nranks; i++) {

@@ -120,6 +120,7 @@ enum kcoll_algo {
 	KCOLL_ALGO_CHAIN = 6,		/* pipelined chain, chunked */
 	KCOLL_ALGO_PAIRWISE = 7,	/* pairwise exchange */
 	KCOLL_ALGO_BRUCK = 8,		/* Bruck (for BARRIER: dissemination, the same pattern) */
+	KCOLL_ALGO_HIER = 9,		/* hierarchical: intra-node, inter-node rails, intra */
 	KCOLL_ALGO_COUNT
 };
 
@@ -165,6 +166,12 @@ struct kcoll_coll_args {
 	const u64 *displs;	/* element displacements for counts */
 	const u64 *send_counts;	/* ALLTOALLV send side */
 	const u64 *send_displs;
+	/*
+	 * Locality: ranks sit in blocks of local_size consecutive ranks per node (rank r on
+	 * node r / local_size, local index r % local_size).  0 or 1: flat, every rank its own
+	 * node; only KCOLL_ALGO_HIER uses it, and needs nranks to be a multiple (-EINVAL).
+	 */
+	u32 local_size;
 };
 
 struct kcoll_sched_info {
@@ -230,6 +237,12 @@ struct kcoll_sched_tuning {
 	u64 medium_bytes;	/* all-reduce/reduce-scatter halving-doubling below: 8 MiB */
 	u32 tree_ranks;		/* all-reduce from this many ranks up uses the double tree: 384 */
 	u64 chunk_bytes;	/* pipelining piece: default 256 KiB */
+	/*
+	 * The communicator's ranks per node (kcoll_coll_args.local_size; 0: not known, as in
+	 * the module today).  Only then may AUTO pick KCOLL_ALGO_HIER, and the caller passes
+	 * the same local_size in the arguments.
+	 */
+	u32 local_size;
 };
 
 /* Fill t with the defaults above. */

@@ -17,6 +17,17 @@
 
 /* ---- emitter ------------------------------------------------------------------------------ */
 
+/*
+ * A sub-schedule's place in the whole (hierarchical algorithms run flat ones on a group of
+ * ranks and a part of the buffers): its peer i is rank pbase + i * pstride, its buffer b is
+ * buf[b] at offset off[b].
+ */
+struct ksmap {
+	u32 pbase, pstride;
+	u8 buf[3];
+	u64 off[3];
+};
+
 struct ks {
 	const struct kcoll_coll_args *a;
 	struct kcoll_step *steps;	/* NULL: count only */
@@ -31,7 +42,16 @@ struct ks {
 	int err;
 	u32 p, r;
 	u64 es;			/* element size */
+	const struct ksmap *map;	/* NULL: the steps are the whole schedule's */
 };
+
+static inline void ks_map_reg(const struct ksmap *m, u8 *buf, u64 *off)
+{
+	if (*buf <= KCOLL_BUF_SCRATCH) {
+		*off += m->off[*buf];
+		*buf = m->buf[*buf];
+	}
+}
 
 static inline void ks_at(struct ks *k, u64 s)
 {
@@ -59,6 +79,14 @@ static inline void ks_emit(struct ks *k, u8 op, u32 peer, u8 sbuf, u64 soff, u8 
 
 	if (k->err || (bytes == 0 && !k->zero_ok))
 		return;
+	if (k->map) {
+		peer = k->map->pbase + peer * k->map->pstride;
+		ks_map_reg(k->map, &sbuf, &soff);
+		ks_map_reg(k->map, &dbuf, &doff);
+		toff += k->map->off[KCOLL_BUF_SCRATCH];
+		if (op == KCOLL_STEP_COPY && sbuf == dbuf && soff == doff)
+			return;		/* the sub-schedule's copy is a no-op here */
+	}
 	ks_hw(k, sbuf, soff, bytes);
 	ks_hw(k, dbuf, doff, bytes);
 	if (op == KCOLL_STEP_RECV_REDUCE || op == KCOLL_STEP_REDUCE)
@@ -256,5 +284,17 @@ int kcoll_sched_alg_dbtree(struct ks *k, u64 chunk_bytes);
 int kcoll_sched_alg_chain(struct ks *k, u64 chunk_bytes);
 int kcoll_sched_alg_pairwise(struct ks *k);
 int kcoll_sched_alg_bruck(struct ks *k);
+int kcoll_sched_alg_hier(struct ks *k, u64 chunk_bytes);
+
+/* One of the above (not HIER) by its enum; -EINVAL for an unknown one. */
+int kcoll_sched_alg(struct ks *k, enum kcoll_algo algo, u64 chunk_bytes);
+
+/*
+ * The halves of the ring all-reduce of a->count elements split in nranks parts (hierarchical
+ * schedules): reduce-scatter leaves part r reduced in RECV at its offset (the other parts
+ * hold partial sums); all-gather fills RECV from part r in place.
+ */
+void kcoll_sched_ring_ar_rs(struct ks *k, u64 chunk_bytes);
+void kcoll_sched_ring_ar_ag(struct ks *k, u64 chunk_bytes);
 
 #endif /* _KCOLL_SCHED_INT_H */

@@ -134,6 +134,42 @@ static void ring_setup(struct ks *k, struct kring *g, u64 chunk_bytes)
 	g->chunk_max = (m ? kcoll_div_u64(m + g->C - 1, g->C) : 0) * k->es;
 }
 
+/* The parts of the all-reduce vector: block b is part b of count split in p. */
+static void ring_ar_setup(struct ks *k, struct kring *g, u64 chunk_bytes)
+{
+	memset(g, 0, sizeof(*g));
+	g->b.n = k->p;
+	g->b.kind = KB_PARTS;
+	g->b.count = k->a->count;
+	g->b.base = kcoll_div_u64(k->a->count, k->p);
+	g->b.rem = k->a->count - g->b.base * k->p;
+	ring_setup(k, g, chunk_bytes);
+	g->in = in_reg(k, 0);
+	g->acc_mode = ACC_RECV_BLOCKS;
+}
+
+void kcoll_sched_ring_ar_rs(struct ks *k, u64 chunk_bytes)
+{
+	struct kring g;
+
+	ring_ar_setup(k, &g, chunk_bytes);
+	if (k->p == 1)
+		ks_copy(k, KR(KCOLL_BUF_RECV, 0), g.in, k->a->count * k->es);
+	else
+		ring_rs(k, &g, 0);
+}
+
+void kcoll_sched_ring_ar_ag(struct ks *k, u64 chunk_bytes)
+{
+	struct kring g;
+	u64 off, len;
+
+	ring_ar_setup(k, &g, chunk_bytes);
+	blk(&g.b, k->r, &off, &len);
+	if (k->p > 1)
+		ring_ag(k, &g, KR(KCOLL_BUF_RECV, off * k->es), 0);
+}
+
 int kcoll_sched_alg_ring(struct ks *k, u64 chunk_bytes)
 {
 	const struct kcoll_coll_args *a = k->a;
@@ -141,15 +177,20 @@ int kcoll_sched_alg_ring(struct ks *k, u64 chunk_bytes)
 	u64 off, len, s;
 	u32 r = k->r;
 
+	if (a->coll == KCOLL_COLL_ALLREDUCE) {
+		ring_ar_setup(k, &g, chunk_bytes);
+		if (k->p == 1) {
+			ks_copy(k, KR(KCOLL_BUF_RECV, 0), g.in, a->count * k->es);
+			return 0;
+		}
+		blk(&g.b, r, &off, &len);
+		s = ring_rs(k, &g, 0);
+		ring_ag(k, &g, KR(KCOLL_BUF_RECV, off * k->es), s);
+		return 0;
+	}
 	memset(&g, 0, sizeof(g));
 	g.b.n = k->p;
 	switch (a->coll) {
-	case KCOLL_COLL_ALLREDUCE:
-		g.b.kind = KB_PARTS;
-		g.b.count = a->count;
-		g.b.base = kcoll_div_u64(a->count, k->p);
-		g.b.rem = a->count - g.b.base * k->p;
-		break;
 	case KCOLL_COLL_ALLGATHER:
 	case KCOLL_COLL_REDUCE_SCATTER:
 		g.b.kind = KB_UNIFORM;
@@ -165,16 +206,6 @@ int kcoll_sched_alg_ring(struct ks *k, u64 chunk_bytes)
 	blk(&g.b, r, &off, &len);
 
 	switch (a->coll) {
-	case KCOLL_COLL_ALLREDUCE:
-		g.in = in_reg(k, 0);
-		if (k->p == 1) {
-			ks_copy(k, KR(KCOLL_BUF_RECV, 0), g.in, a->count * k->es);
-			return 0;
-		}
-		g.acc_mode = ACC_RECV_BLOCKS;
-		s = ring_rs(k, &g, 0);
-		ring_ag(k, &g, KR(KCOLL_BUF_RECV, off * k->es), s);
-		return 0;
 	case KCOLL_COLL_REDUCE_SCATTER:
 	case KCOLL_COLL_REDUCE_SCATTERV:
 		g.in = in_reg(k, 0);

@@ -35,6 +35,14 @@ enum kcoll_algo kcoll_sched_select(enum kcoll_coll_type coll, u32 nranks, u64 by
 	if (t->algo[coll] != KCOLL_ALGO_AUTO &&
 	    kcoll_sched_supports((enum kcoll_algo)t->algo[coll], coll, false))
 		return (enum kcoll_algo)t->algo[coll];
+	/*
+	 * Several ranks a node, more than one node: kcoll-sim puts the hierarchical all-reduce
+	 * ahead of every flat choice up to small_bytes (8 a node, leaf-spine, 64 to 1,024
+	 * ranks), behind the ring or the double tree above (scale.rst).
+	 */
+	if (coll == KCOLL_COLL_ALLREDUCE && t->local_size > 1 && nranks > t->local_size &&
+	    nranks % t->local_size == 0 && bytes <= t->small_bytes)
+		return KCOLL_ALGO_HIER;
 	switch (coll) {
 	case KCOLL_COLL_BROADCAST:
 		return bytes <= t->small_bytes || nranks <= 2 ? KCOLL_ALGO_BINOMIAL :

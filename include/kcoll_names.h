@@ -23,6 +23,6 @@
 /* enum kcoll_algorithm */
 #define KCOLL_ALGORITHM_NAMES \
 	"auto", "ring", "recdbl", "rabenseifner", "binomial", "dbtree", "chain", "pairwise", \
-	"bruck"
+	"bruck", "hier"
 
 #endif /* _KCOLL_NAMES_H */

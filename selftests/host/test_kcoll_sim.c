@@ -25,6 +25,7 @@
 #include "../../core/kcoll_sched_ring.c"
 #include "../../core/kcoll_sched_tree.c"
 #include "../../core/kcoll_sched_a2a.c"
+#include "../../core/kcoll_sched_hier.c"
 #include "../../tools/kcoll-sim/fabric.c"
 #include "../../tools/kcoll-sim/evq.c"
 #include "../../tools/kcoll-sim/share.c"
@@ -504,6 +505,10 @@ TEST(cli_usage_errors)
 	ASSERT_EQ(0, SIM(p, "-c", "broadcast", "-a", "ring"));
 	EXPECT_EQ(2, p->status);
 	EXPECT_NE(NULL, strstr(p->err, "does not implement")) TH_LOG("%s", p->err);
+	/* hier: whole nodes only */
+	ASSERT_EQ(0, SIM(p, "-a", "hier", "-n", "12", "-N", "8"));
+	EXPECT_EQ(2, p->status);
+	EXPECT_NE(NULL, strstr(p->err, "multiple of --ranks-per-node")) TH_LOG("%s", p->err);
 	free(p);
 }
 
@@ -567,6 +572,17 @@ TEST(cli_choose)
 			 "2K", "--tree-ranks", "16"));
 	EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
 	EXPECT_STREQ("1024 recdbl\n2048 recdbl\n4096 rabenseifner\n", p->out);
+	/* the schedules know the node shape: hier up to small_bytes, unless --no-locality */
+	ASSERT_EQ(0, SIM(p, "--choose", "-S", "-n", "64", "-N", "8", "-b", "1M", "-e", "4M"));
+	EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
+	EXPECT_STREQ("1048576 hier\n2097152 hier\n4194304 rabenseifner\n", p->out);
+	ASSERT_EQ(0, SIM(p, "--choose", "-n", "64", "-N", "8", "-s", "1M", "--no-locality"));
+	EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
+	EXPECT_STREQ("1048576 recdbl\n", p->out);
+	/* and the model runs it */
+	ASSERT_EQ(0, SIM(p, "-n", "16", "-N", "4", "-s", "64K", "-a", "hier", "-q"));
+	EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
+	EXPECT_NE(NULL, strstr(p->out, "algorithm hier")) TH_LOG("%s", p->out);
 	free(p);
 }
 

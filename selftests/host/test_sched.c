@@ -32,34 +32,12 @@
 #include "../../core/kcoll_sched_ring.c"
 #include "../../core/kcoll_sched_tree.c"
 #include "../../core/kcoll_sched_a2a.c"
+#include "../../core/kcoll_sched_hier.c"
 #include "../../core/kcoll_sim.c"
 
-#define PMAX		1024
 #define KCOLL_QUAD_MAX	160
 
-/* ---- deterministic random ------------------------------------------------------------- */
-
-static u64 trng = 88172645463325252ULL;
-
-static u64 rnd(void)
-{
-	trng ^= trng >> 12;
-	trng ^= trng << 25;
-	trng ^= trng >> 27;
-	return trng * 0x2545F4914F6CDD1DULL;
-}
-
-/* A finite float of random sign and magnitude between 2^-20 and 2^20. */
-static float rnd_float(void)
-{
-	u64 x = rnd();
-	u32 e = 127 - 20 + (u32)(x % 41), m = (u32)(x >> 8) & 0x7fffff;
-	u32 b = ((u32)(x >> 40) & 1) << 31 | e << 23 | m;
-	float f;
-
-	memcpy(&f, &b, 4);
-	return f;
-}
+#include "sched_ref.h"
 
 /* ---- modes ---------------------------------------------------------------------------- */
 
@@ -149,127 +127,6 @@ static const u8 *in_ptr(struct trun *t, u32 j)
 	}
 }
 
-/* ---- references for the reduction order --------------------------------------------------- */
-
-static float fx[PMAX], fl[PMAX];
-
-static float ord_ring(u32 p, u32 b)
-{
-	float acc = fx[(b + 1) % p];
-	u32 j;
-
-	for (j = 2; j <= p; j++)
-		acc += fx[(b + j) % p];
-	return acc;
-}
-
-static u32 t_pow2_floor(u32 p)
-{
-	u32 q = 1;
-
-	while (2 * q <= p)
-		q *= 2;
-	return q;
-}
-
-static void fold_leaves(u32 p, u32 q)
-{
-	u32 m = p - q, v;
-
-	for (v = 0; v < q; v++)
-		fl[v] = v < m ? fx[2 * v] + fx[2 * v + 1] : fx[v + m];
-}
-
-static float ord_recdbl(u32 p)
-{
-	u32 q = t_pow2_floor(p), w, v;
-
-	fold_leaves(p, q);
-	for (w = 1; w < q; w *= 2)
-		for (v = 0; v < q; v += 2 * w)
-			fl[v] = fl[v] + fl[v + w];
-	return fl[0];
-}
-
-static float ord_rabenseifner(u32 p)
-{
-	u32 q = t_pow2_floor(p), w, v;
-
-	fold_leaves(p, q);
-	for (w = q / 2; w >= 1; w /= 2)
-		for (v = 0; v < w; v++)
-			fl[v] = fl[v] + fl[v + w];
-	return fl[0];
-}
-
-/* binomial: relative rank v, children v + 1, v + 2, v + 4, ... below lowbit(v) */
-static float ord_binomial(u32 p, u32 root, u32 v)
-{
-	float acc = fx[(v + root) % p];
-	u32 lim = v ? (v & -v) : p, d;
-
-	for (d = 1; d < lim && v + d < p; d *= 2)
-		acc = acc + ord_binomial(p, root, v + d);
-	return acc;
-}
-
-/* the double binary tree, derived independently from the description */
-static void t_dbt_children(u32 p, u32 x, long *l, long *r)
-{
-	u32 b, d;
-
-	*l = *r = -1;
-	if (x == 0) {
-		if (p > 1)
-			*r = t_pow2_floor(p - 1);
-		return;
-	}
-	b = x & -x;
-	if (b == 1)
-		return;
-	*l = x - b / 2;
-	for (d = b / 2; d; d /= 2)
-		if (x + d < p) {
-			*r = x + d;
-			break;
-		}
-}
-
-static u32 t_dbt_rank(u32 p, int t, u32 x)
-{
-	if (!t)
-		return x;
-	return p & 1 ? (x + 1) % p : p - 1 - x;
-}
-
-static float ord_dbtree(u32 p, int t, u32 x)
-{
-	float v = fx[t_dbt_rank(p, t, x)];
-	long l, r;
-
-	t_dbt_children(p, x, &l, &r);
-	if (r >= 0)
-		v = v + ord_dbtree(p, t, (u32)r);
-	if (l >= 0)
-		v = v + ord_dbtree(p, t, (u32)l);
-	return v;
-}
-
-static int f32b_eq(float a, float b)
-{
-	return !memcmp(&a, &b, 4);
-}
-
-static float ord_chain(u32 p, u32 root)
-{
-	float acc = fx[(p - 1 + root) % p];
-	u32 v;
-
-	for (v = p - 1; v-- > 0;)
-		acc = fx[(v + root) % p] + acc;
-	return acc;
-}
-
 /*
  * Reference for the element at byte offset off of every rank's input vector; b is the ring
  * block holding it, e its index in the ALLREDUCE/REDUCE vector.
@@ -324,16 +181,6 @@ static void ref_elem(struct trun *t, u64 off, u32 b, u64 e, u8 *out)
 		}
 		memcpy(out, &v, 4);
 	}
-}
-
-/* ring block of element e of a count split in p parts */
-static u32 part_of(u64 count, u32 p, u64 e)
-{
-	u64 base = count / p, rem = count % p;
-
-	if (e < rem * (base + 1))
-		return (u32)(e / (base + 1));
-	return (u32)(rem + (e - rem * (base + 1)) / base);
 }
 
 /* ---- expected buffers ----------------------------------------------------------------- */
@@ -933,6 +780,8 @@ TEST(support_matrix)
 		{ KCOLL_ALGO_CHAIN, B(BROADCAST) | B(REDUCE) },
 		{ KCOLL_ALGO_PAIRWISE, B(ALLTOALL) | B(ALLTOALLV) },
 		{ KCOLL_ALGO_BRUCK, B(ALLTOALL) | B(ALLGATHER) | B(BARRIER) },
+		/* local_size 0 here: one rank per node (test_sched_hier covers the shapes) */
+		{ KCOLL_ALGO_HIER, B(ALLREDUCE) | B(BROADCAST) | B(REDUCE) | B(ALLGATHER) },
 #undef B
 	};
 	struct kcoll_coll_args a;
@@ -1153,6 +1002,9 @@ TEST(selection)
 							      KCOLL_ALGO_AUTO, &t));
 }
 
+/* the fingerprint of the first call below, as the module computed it before local_size */
+#define FP_FLAT_RING_4096	0x5c40cae7U
+
 TEST(fingerprint)
 {
 	static const u64 cnt[3] = { 1, 2, 3 }, dsp[3] = { 0, 1, 3 }, cnt2[3] = { 1, 2, 4 };
@@ -1172,6 +1024,13 @@ TEST(fingerprint)
 	}
 	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 8192));
 	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RECDBL, 4096));
+	/* locality: flat calls (0 or 1) keep the value of before locality existed */
+	EXPECT_EQ(FP_FLAT_RING_4096, f0);
+	a.local_size = 1;
+	EXPECT_EQ(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 4096));
+	a.local_size = 3;
+	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 4096));
+	a.local_size = 0;
 	a.count = 101;
 	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 4096));
 	a.coll = KCOLL_COLL_ALLGATHERV;

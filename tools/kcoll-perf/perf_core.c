@@ -149,6 +149,7 @@ void perf_usage(FILE *f, const char *prog)
 "  -B, --mode WHICH       blocking, nonblocking or both (default blocking)\n"
 "  -a, --agg N            non-blocking: N operations in flight, then wait for all (default 1)\n"
 "  -A, --algo NAME        auto ring recdbl rabenseifner binomial dbtree chain pairwise bruck\n"
+"                         hier\n"
 "                         (default auto: the module chooses)\n"
 "  -c, --check 0|1        check every row's result, counted in #wrong (default 1)\n"
 "  -t, --timeout MS       blocking calls fail after MS ms (default 120000, 0: no limit)\n"

@@ -23,7 +23,7 @@ struct opts {
 	int coll, dtype, algo;
 	size_t size, minb, maxb;
 	double factor;
-	bool sweep, json, quiet, choose;
+	bool sweep, json, quiet, choose, no_locality;
 	const char *csv;
 	uint32_t nranks;
 	/* the module's selection thresholds (kcollctl config-set names); 0: the default */
@@ -45,11 +45,14 @@ static void usage(FILE *f)
 "  -d, --dtype NAME        datatype: fp32\n"
 "  -n, --nranks N          ranks: 8\n"
 "  -a, --algo NAME         auto (the module's own choice), ring, recdbl, rabenseifner,\n"
-"                          binomial, dbtree, chain, pairwise, bruck: auto\n"
+"                          binomial, dbtree, chain, pairwise, bruck, hier (hierarchical:\n"
+"                          needs --nranks a multiple of --ranks-per-node): auto\n"
 "      --chunk SIZE        pipelining chunk of ring, dbtree and chain: 256K\n"
 "      --small-bytes SIZE  auto: the module's small_bytes (config-set): 16K\n"
 "      --medium-bytes SIZE auto: the module's medium_bytes: 1M\n"
 "      --tree-ranks N      auto: the module's tree_ranks: 16\n"
+"      --no-locality       the schedules are not told --ranks-per-node (the module today):\n"
+"                          auto stays flat, hier runs with one rank per node\n"
 "\n"
 "The fabric:\n"
 "  -F, --fabric NAME       star, leaf-spine or fat-tree: star\n"
@@ -90,7 +93,7 @@ static void usage(FILE *f)
 enum {
 	O_CHUNK = 256, O_LEAVES, O_HPL, O_SPINES, O_OVERSUB, O_BW, O_MEMBW, O_REDBW, O_LAT,
 	O_HOPLAT, O_SHMLAT, O_OVH, O_EAGER, O_CSV, O_TRACE, O_SHARE, O_SMALL, O_MEDIUM,
-	O_TREE, O_CHOOSE,
+	O_TREE, O_CHOOSE, O_NOLOC,
 };
 
 static const struct option long_opts[] = {
@@ -104,6 +107,7 @@ static const struct option long_opts[] = {
 	{ "medium-bytes", required_argument, NULL, O_MEDIUM },
 	{ "tree-ranks", required_argument, NULL, O_TREE },
 	{ "choose", no_argument, NULL, O_CHOOSE },
+	{ "no-locality", no_argument, NULL, O_NOLOC },
 	{ "fabric", required_argument, NULL, 'F' },
 	{ "ranks-per-node", required_argument, NULL, 'N' },
 	{ "rails", required_argument, NULL, 'R' },
@@ -235,6 +239,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			if (unum(a, 2, 1 << 20, &o->tree_ranks))
 				return bad("--tree-ranks: '%s' is not a whole number >= 2%s", a, "");
 			break;
+		case O_NOLOC:
+			o->no_locality = true;
+			break;
 		case O_CHOOSE:
 			o->choose = true;
 			break;
@@ -358,6 +365,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		return bad("unexpected argument '%s'%s", argv[optind], "");
 	if (same_host && !rpn_set)
 		c->fab.ranks_per_node = o->nranks;
+	if (o->algo == KCOLL_ALG_HIER && !o->no_locality && o->nranks % c->fab.ranks_per_node)
+		return bad("hier needs --nranks a multiple of --ranks-per-node%s%s", "", "");
 	if ((uint32_t)c->trace_rank >= o->nranks)
 		return bad("--trace-rank: there are only %s ranks%s", "the", " --nranks");
 	if (o->minb > o->maxb)
@@ -397,6 +406,9 @@ static int run_row(struct opts *o, size_t bytes, struct row *w)
 	c.args.root = 0;
 	c.args.count = w->count;
 	c.args.elem_size = (uint32_t)perf_dtype_size(o->dtype);
+	/* the schedules know the node shape unless told not to (the module does not yet) */
+	if (!o->no_locality && c.fab.ranks_per_node > 1 && p % c.fab.ranks_per_node == 0)
+		c.args.local_size = c.fab.ranks_per_node;
 	payload = (uint64_t)w->count * c.args.elem_size;
 	if (o->coll == KCOLL_ALLGATHERV || o->coll == KCOLL_REDUCE_SCATTERV ||
 	    o->coll == KCOLL_ALLTOALLV) {
@@ -421,6 +433,7 @@ static int run_row(struct opts *o, size_t bytes, struct row *w)
 		tun.medium_bytes = o->medium_bytes;
 	if (o->tree_ranks)
 		tun.tree_ranks = o->tree_ranks;
+	tun.local_size = c.args.local_size;
 	/* the kernel's own choice, from the same function (kmod/kcoll_coll.c) */
 	algo = kcoll_sched_choose(c.args.coll, p, payload, false, (enum kcoll_algo)o->algo, &tun);
 	if (algo < 0) {

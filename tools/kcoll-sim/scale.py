@@ -105,8 +105,9 @@ def ar_key(r):
 
 
 def point_args(ranks, size, fargs, rails):
+    # the module's choice: it does not know the node shape yet (hier: scale.rst)
     return ["-c", "allreduce", "-s", str(size), "-n", str(ranks), "-N", str(RPN),
-            "-R", str(rails)] + fargs
+            "-R", str(rails), "--no-locality"] + fargs
 
 
 def choose(sim, args):

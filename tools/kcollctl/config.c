@@ -25,7 +25,7 @@ static void kcoll_ctl_config_usage(FILE *f)
 	      "                 reduce_scatter | alltoall | barrier | allgatherv | alltoallv |\n"
 	      "                 reduce_scatterv }\n"
 	      "       ALGO := { auto | ring | recdbl | rabenseifner | binomial | dbtree | chain |\n"
-	      "                 pairwise | bruck }\n"
+	      "                 pairwise | bruck | hier }\n"
 	      "config set needs CAP_NET_ADMIN; the kernel checks every value.\n", f);
 }
 

@@ -107,7 +107,7 @@ _kcollctl()
 			    medium_bytes tree_ranks algo"
 		local colls="broadcast scatter gather reduce allreduce allgather reduce_scatter
 			     alltoall barrier allgatherv alltoallv reduce_scatterv"
-		local algos="auto ring recdbl rabenseifner binomial dbtree chain pairwise bruck"
+		local algos="auto ring recdbl rabenseifner binomial dbtree chain pairwise bruck hier"
 		if ((nargs == 1)); then
 			COMPREPLY=($(compgen -W "show set help" -- "$cur"))
 		elif [[ ${words[objidx + 1]} == set ]]; then
