@@ -38,6 +38,7 @@
 #include <rdma/ib_verbs.h>
 #include <linux/kcoll.h>
 
+#include "kcoll_config.h"
 #include "kcoll_fault.h"
 #include "kcoll_wire.h"
 #include "../core/kcoll_sched.h"
@@ -591,11 +592,7 @@ struct kcoll_cts {
 	};
 };
 
-/* kcoll_main.c: module parameters */
-extern unsigned short kcoll_listen_port;
-extern int kcoll_tos;
-extern unsigned int kcoll_connect_timeout_ms;
-extern unsigned int kcoll_op_timeout_ms;
+/* kcoll_main.c: module parameters (the configuration store's: kcoll_config.h) */
 extern unsigned int kcoll_max_buf_mb;
 extern unsigned int kcoll_max_comms_per_file;
 extern unsigned int kcoll_max_reqs_per_file;

@@ -88,9 +88,11 @@ static const struct kcoll_nl_bound kcoll_nl_comm_bounds[KCOLL_A_COMM_MAX + 1] = 
 static const struct kcoll_nl_bound kcoll_nl_config_bounds[KCOLL_A_CONFIG_MAX + 1] = {
 	[KCOLL_A_CONFIG_LISTEN_PORT]	    = { 1, U16_MAX, false,
 						"listen-port must be 1 to 65535" },
-	[KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS] = { 100, 3600000, false,
+	[KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS] = { KCOLL_CONFIG_TIMEOUT_MIN_MS,
+						KCOLL_CONFIG_TIMEOUT_MAX_MS, false,
 						"connect-timeout-ms must be 100 to 3600000" },
-	[KCOLL_A_CONFIG_OP_TIMEOUT_MS]	    = { 100, 3600000, false,
+	[KCOLL_A_CONFIG_OP_TIMEOUT_MS]	    = { KCOLL_CONFIG_TIMEOUT_MIN_MS,
+						KCOLL_CONFIG_TIMEOUT_MAX_MS, false,
 						"op-timeout-ms must be 100 to 3600000" },
 	[KCOLL_A_CONFIG_TOS]		    = { -1, 255, true, "tos must be -1 to 255" },
 	[KCOLL_A_CONFIG_CHUNK_BYTES]	    = { 4096, 64 << 20, false,
