@@ -34,6 +34,7 @@
 #include <linux/kcoll_netlink.h>
 
 #include "kcoll.h"
+#include "kcoll_comm_desc.h"
 #include "kcoll_nl.h"
 
 /* genl_ops.internal_flags: changes a node-wide setting (CAP_NET_ADMIN, initial userns) */
@@ -568,35 +569,23 @@ static int kcoll_nl_dev_set_doit(struct sk_buff *skb, struct genl_info *info)
 
 /* ---- communicators ----------------------------------------------------------------------- */
 
-static u32 kcoll_nl_count_list(struct list_head *head)
-{
-	struct list_head *p;
-	u32 n = 0;
-
-	list_for_each(p, head)
-		n++;
-	return n;
-}
-
-/* Context: comm->lock held. */
-static int kcoll_nl_put_peer(struct sk_buff *skb, struct kcoll_conn *conn)
+/* Fill: one peer of a description.  No lock: the description is a copy. */
+static int kcoll_nl_put_peer(struct sk_buff *skb, const struct kcoll_peer_desc *p)
 {
 	struct nlattr *nest = nla_nest_start(skb, KCOLL_A_COMM_PEER);
-	u32 idle = conn->last_ok ? jiffies_to_msecs(jiffies - conn->last_ok) : 0;
 
 	if (!nest)
 		return -EMSGSIZE;
-	if (nla_put_u32(skb, KCOLL_A_PEER_RANK, conn->peer) ||
-	    nla_put_u8(skb, KCOLL_A_PEER_STATE, conn->state) ||
-	    nla_put_u8(skb, KCOLL_A_PEER_READY, conn->peer_ready) ||
-	    nla_put_u8(skb, KCOLL_A_PEER_LEFT, conn->peer_left) ||
-	    nla_put_s32(skb, KCOLL_A_PEER_LAST_ERR, conn->last_err) ||
-	    nla_put_u32(skb, KCOLL_A_PEER_PENDING_SENDS, kcoll_nl_count_list(&conn->sendq)) ||
-	    nla_put_u32(skb, KCOLL_A_PEER_PENDING_RECVS, kcoll_nl_count_list(&conn->recvq)) ||
-	    nla_put_u32(skb, KCOLL_A_PEER_IDLE_MS, idle) ||
-	    (conn->sgid_index >= 0 &&
-	     nla_put_u32(skb, KCOLL_A_PEER_SGID_INDEX, conn->sgid_index)) ||
-	    (conn->gid_type >= 0 && nla_put_u8(skb, KCOLL_A_PEER_GID_TYPE, conn->gid_type))) {
+	if (nla_put_u32(skb, KCOLL_A_PEER_RANK, p->rank) ||
+	    nla_put_u8(skb, KCOLL_A_PEER_STATE, p->state) ||
+	    nla_put_u8(skb, KCOLL_A_PEER_READY, p->ready) ||
+	    nla_put_u8(skb, KCOLL_A_PEER_LEFT, p->left) ||
+	    nla_put_s32(skb, KCOLL_A_PEER_LAST_ERR, p->last_err) ||
+	    nla_put_u32(skb, KCOLL_A_PEER_PENDING_SENDS, p->pending_sends) ||
+	    nla_put_u32(skb, KCOLL_A_PEER_PENDING_RECVS, p->pending_recvs) ||
+	    nla_put_u32(skb, KCOLL_A_PEER_IDLE_MS, p->idle_ms) ||
+	    (p->sgid_index >= 0 && nla_put_u32(skb, KCOLL_A_PEER_SGID_INDEX, p->sgid_index)) ||
+	    (p->gid_type >= 0 && nla_put_u8(skb, KCOLL_A_PEER_GID_TYPE, p->gid_type))) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
@@ -604,137 +593,114 @@ static int kcoll_nl_put_peer(struct sk_buff *skb, struct kcoll_conn *conn)
 	return 0;
 }
 
-/* The oldest operation not complete.  Context: comm->lock held. */
-static int kcoll_nl_put_op(struct sk_buff *skb, struct kcoll_comm *comm)
+/* Fill: the oldest operation not complete, if any. */
+static int kcoll_nl_put_op(struct sk_buff *skb, const struct kcoll_op_desc *o)
 {
-	struct kcoll_op *op;
-	struct kcoll_req *req;
+	bool coll = o->type == KCOLL_OP_TYPE_COLL;
 	struct nlattr *nest;
 
-	/* A running collective: its stage, and the first peer of it not heard from yet. */
-	op = list_first_entry_or_null(&comm->ops, struct kcoll_op, list);
-	if (op && op->state == KCOLL_OP_RUNNING) {
-		u32 i, wait = U32_MAX;
-
-		for (i = op->stage_begin; i < op->stage_end; i++) {
-			if (op->sstate[i] == KCOLL_OP_STEP_POSTED) {
-				wait = op->steps[i].peer;
-				break;
-			}
-		}
-		nest = nla_nest_start(skb, KCOLL_A_COMM_OP);
-		if (!nest)
-			return -EMSGSIZE;
-		if (nla_put_u8(skb, KCOLL_A_OP_TYPE, KCOLL_OP_TYPE_COLL) ||
-		    nla_put_u64_64bit(skb, KCOLL_A_OP_ID, op->tag >> 32, KCOLL_A_OP_PAD) ||
-		    nla_put_u8(skb, KCOLL_A_OP_COLL, op->args.coll) ||
-		    nla_put_u64_64bit(skb, KCOLL_A_OP_BYTES, op->args.count * op->args.elem_size,
-				      KCOLL_A_OP_PAD) ||
-		    nla_put_u32(skb, KCOLL_A_OP_STEP, op->stage_begin) ||
-		    nla_put_u32(skb, KCOLL_A_OP_NSTEPS, op->nsteps) ||
-		    (wait != U32_MAX && nla_put_u32(skb, KCOLL_A_OP_WAIT_PEER, wait))) {
-			nla_nest_cancel(skb, nest);
-			return -EMSGSIZE;
-		}
-		nla_nest_end(skb, nest);
+	if (o->type == KCOLL_OP_TYPE_NONE)
 		return 0;
+	nest = nla_nest_start(skb, KCOLL_A_COMM_OP);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u8(skb, KCOLL_A_OP_TYPE, o->type) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_OP_ID, o->id, KCOLL_A_OP_PAD) ||
+	    (coll && nla_put_u8(skb, KCOLL_A_OP_COLL, o->coll)) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_OP_BYTES, o->bytes, KCOLL_A_OP_PAD) ||
+	    (coll && (nla_put_u32(skb, KCOLL_A_OP_STEP, o->step) ||
+		      nla_put_u32(skb, KCOLL_A_OP_NSTEPS, o->nsteps))) ||
+	    (o->wait_peer != U32_MAX && nla_put_u32(skb, KCOLL_A_OP_WAIT_PEER, o->wait_peer))) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
 	}
-	list_for_each_entry(req, &comm->reqs, all) {
-		if (req->op)
-			continue;
-		if (req->state == KCOLL_REQ_DONE)
-			continue;
-		nest = nla_nest_start(skb, KCOLL_A_COMM_OP);
-		if (!nest)
-			return -EMSGSIZE;
-		if (nla_put_u8(skb, KCOLL_A_OP_TYPE, req->send ? KCOLL_OP_TYPE_P2P_SEND :
-							      KCOLL_OP_TYPE_P2P_RECV) ||
-		    nla_put_u64_64bit(skb, KCOLL_A_OP_ID, req->seq, KCOLL_A_OP_PAD) ||
-		    nla_put_u64_64bit(skb, KCOLL_A_OP_BYTES, req->mem.len, KCOLL_A_OP_PAD) ||
-		    nla_put_u32(skb, KCOLL_A_OP_WAIT_PEER, req->conn->peer)) {
-			nla_nest_cancel(skb, nest);
-			return -EMSGSIZE;
-		}
-		nla_nest_end(skb, nest);
-		return 0;
-	}
-	return 0;
-}
-
-/* Context: comm->lock held. */
-static int kcoll_nl_put_peers(struct sk_buff *skb, struct kcoll_comm *comm)
-{
-	u32 i;
-
-	for (i = 0; i < comm->nranks; i++) {
-		if (i != comm->rank && kcoll_nl_put_peer(skb, &comm->conns[i]))
-			return -EMSGSIZE;
-	}
+	nla_nest_end(skb, nest);
 	return 0;
 }
 
 /*
- * One communicator, everything about it.  Peers that do not fit are left out (with the
- * peers-truncated flag) when @may_truncate, so a dump goes on.
- *
- * Context: kcoll_comms_mutex held by the walk, so comm->ctx and comm->dev (if set) are valid:
- * a listed comm's file is open, and shutdown clears comm->dev under that mutex before it
- * drops its device reference.
+ * Fill: one communicator's description (kcoll_comm_describe()), without any lock.  Peers
+ * that do not fit are left out (with the peers-truncated flag) when @may_truncate, so a
+ * dump goes on.
  */
-static int kcoll_nl_comm_fill(struct sk_buff *skb, struct kcoll_comm *comm,
-			      struct user_namespace *uns, u32 portid, u32 seq, int flags,
-			      bool may_truncate)
+static int kcoll_nl_comm_fill(struct sk_buff *skb, const struct kcoll_comm_desc *d,
+			      const struct kcoll_peer_desc *peers, struct user_namespace *uns,
+			      u32 portid, u32 seq, int flags, bool may_truncate)
 {
-	struct kcoll_dev *dev = READ_ONCE(comm->dev);
 	struct nlattr *peers_start;
-	u32 i, up = 0;
 	void *hdr;
+	u32 i;
 
 	hdr = genlmsg_put(skb, portid, seq, &kcoll_nl_family, flags, KCOLL_CMD_COMM_GET);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (nla_put_u64_64bit(skb, KCOLL_A_COMM_ID, comm->comm_id, KCOLL_A_COMM_PAD) ||
-	    nla_put_u32(skb, KCOLL_A_COMM_RANK, comm->rank) ||
-	    nla_put_u32(skb, KCOLL_A_COMM_NRANKS, comm->nranks) ||
-	    nla_put_u32(skb, KCOLL_A_COMM_OWNER_PID, comm->owner_pid) ||
-	    nla_put_u32(skb, KCOLL_A_COMM_OWNER_UID, from_kuid_munged(uns, comm->owner_uid)) ||
-	    nla_put_u32(skb, KCOLL_A_COMM_NETNS, comm->net->ns.inum) ||
-	    (dev && nla_put_string(skb, KCOLL_A_COMM_DEV_NAME, dev_name(&dev->ibdev->dev))) ||
-	    nla_put_u64_64bit(skb, KCOLL_A_COMM_TX_BYTES, atomic64_read(&comm->tx_bytes),
-			      KCOLL_A_COMM_PAD) ||
-	    nla_put_u64_64bit(skb, KCOLL_A_COMM_RX_BYTES, atomic64_read(&comm->rx_bytes),
-			      KCOLL_A_COMM_PAD) ||
-	    nla_put_u64_64bit(skb, KCOLL_A_COMM_TX_OPS, atomic64_read(&comm->tx_ops),
-			      KCOLL_A_COMM_PAD) ||
-	    nla_put_u64_64bit(skb, KCOLL_A_COMM_RX_OPS, atomic64_read(&comm->rx_ops),
-			      KCOLL_A_COMM_PAD))
+	if (nla_put_u64_64bit(skb, KCOLL_A_COMM_ID, d->comm_id, KCOLL_A_COMM_PAD) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_RANK, d->rank) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_NRANKS, d->nranks) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_OWNER_PID, d->owner_pid) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_OWNER_UID, from_kuid_munged(uns, d->owner_uid)) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_NETNS, d->netns) ||
+	    (d->dev_name[0] && nla_put_string(skb, KCOLL_A_COMM_DEV_NAME, d->dev_name)) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_TX_BYTES, d->tx_bytes, KCOLL_A_COMM_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_RX_BYTES, d->rx_bytes, KCOLL_A_COMM_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_TX_OPS, d->tx_ops, KCOLL_A_COMM_PAD) ||
+	    nla_put_u64_64bit(skb, KCOLL_A_COMM_RX_OPS, d->rx_ops, KCOLL_A_COMM_PAD) ||
+	    nla_put_u8(skb, KCOLL_A_COMM_STATE, d->state) ||
+	    nla_put_s32(skb, KCOLL_A_COMM_ERROR, d->error) ||
+	    (d->failed_rank != U32_MAX &&
+	     nla_put_u32(skb, KCOLL_A_COMM_FAILED_RANK, d->failed_rank)) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_PEERS_UP, d->peers_up) ||
+	    kcoll_nl_put_op(skb, &d->op))
 		goto out_cancel;
-
-	spin_lock_bh(&comm->lock);
-	for (i = 0; i < comm->nranks; i++)
-		up += comm->conns[i].state == KCOLL_CONN_UP;
-	if (nla_put_u8(skb, KCOLL_A_COMM_STATE, comm->state) ||
-	    nla_put_s32(skb, KCOLL_A_COMM_ERROR, comm->error) ||
-	    (comm->failed_rank < comm->nranks &&
-	     nla_put_u32(skb, KCOLL_A_COMM_FAILED_RANK, comm->failed_rank)) ||
-	    nla_put_u32(skb, KCOLL_A_COMM_PEERS_UP, up) ||
-	    kcoll_nl_put_op(skb, comm))
-		goto out_unlock;
 	peers_start = (struct nlattr *)skb_tail_pointer(skb);
-	if (kcoll_nl_put_peers(skb, comm)) {
+	for (i = 0; i < d->npeers; i++) {
+		if (kcoll_nl_put_peer(skb, &peers[i]))
+			break;
+	}
+	if (i < d->npeers) {
 		nlmsg_trim(skb, peers_start);
 		if (!may_truncate || nla_put_flag(skb, KCOLL_A_COMM_PEERS_TRUNCATED))
-			goto out_unlock;
+			goto out_cancel;
 	}
-	spin_unlock_bh(&comm->lock);
 	genlmsg_end(skb, hdr);
 	return 0;
 
-out_unlock:
-	spin_unlock_bh(&comm->lock);
 out_cancel:
 	genlmsg_cancel(skb, hdr);
 	return -EMSGSIZE;
+}
+
+/**
+ * struct kcoll_nl_comm_snap - a prepared communicator: its description and its peers'
+ * @d:		the description
+ * @peers:	room for @cap peers (kvmalloc'ed, grown as needed), @d.npeers of them filled
+ * @cap:	entries @peers has room for
+ */
+struct kcoll_nl_comm_snap {
+	struct kcoll_comm_desc d;
+	struct kcoll_peer_desc *peers;
+	u32 cap;
+};
+
+/*
+ * Prepare: describe @comm, peers included.  Context: under kcoll_comm_walk() (so the
+ * device's name is included); allocates.
+ */
+static int kcoll_nl_comm_prepare(struct kcoll_nl_comm_snap *s, struct kcoll_comm *comm)
+{
+	struct kcoll_peer_desc *peers;
+
+	if (s->cap < comm->nranks) {
+		peers = kcoll_fi(ALLOC, NULL, kvmalloc_array(comm->nranks, sizeof(*peers),
+							     GFP_KERNEL));
+		if (!peers)
+			return -ENOMEM;
+		kvfree(s->peers);
+		s->peers = peers;
+		s->cap = comm->nranks;
+	}
+	kcoll_comm_describe(comm, &s->d, s->peers, true);
+	return 0;
 }
 
 struct kcoll_nl_comm_dump {
@@ -742,15 +708,21 @@ struct kcoll_nl_comm_dump {
 	struct netlink_callback *cb;
 	struct net *net;
 	struct kcoll_nl_who who;
+	struct kcoll_nl_comm_snap snap;
 };
 
 static int kcoll_nl_comm_dump_one(struct kcoll_comm *comm, void *arg)
 {
 	struct kcoll_nl_comm_dump *d = arg;
+	int ret;
 
 	if (!kcoll_nl_comm_visible(comm, d->net, &d->who))
 		return 0;
-	return kcoll_nl_comm_fill(d->skb, comm, sk_user_ns(NETLINK_CB(d->cb->skb).sk),
+	ret = kcoll_nl_comm_prepare(&d->snap, comm);
+	if (ret)
+		return ret;
+	return kcoll_nl_comm_fill(d->skb, &d->snap.d, d->snap.peers,
+				  sk_user_ns(NETLINK_CB(d->cb->skb).sk),
 				  NETLINK_CB(d->cb->skb).portid, d->cb->nlh->nlmsg_seq,
 				  NLM_F_MULTI, true);
 }
@@ -766,24 +738,23 @@ static int kcoll_nl_comm_get_dumpit(struct sk_buff *skb, struct netlink_callback
 	if (ret)
 		return ret;
 	ret = kcoll_comm_walk(&pos, kcoll_nl_comm_dump_one, &d);
+	kvfree(d.snap.peers);
 	cb->args[0] = pos;
 	if (ret && !skb->len) {
-		NL_SET_ERR_MSG(cb->extack, "communicator description too large");
+		if (ret == -EMSGSIZE)
+			NL_SET_ERR_MSG(cb->extack, "communicator description too large");
 		return ret;
 	}
 	return skb->len;
 }
 
-/* Find (and for the second pass, fill) one comm by namespace, id and rank. */
+/* Find and prepare one comm by namespace, id and rank. */
 struct kcoll_nl_comm_find {
 	struct net *net;
 	u64 comm_id;
 	u32 rank;
-	u32 nranks;		/* out: of the comm found */
-	struct sk_buff *msg;	/* NULL: only look */
-	struct genl_info *info;
-	struct sk_buff *info_skb;	/* the request */
 	struct kcoll_nl_who who;
+	struct kcoll_nl_comm_snap snap;
 };
 
 static int kcoll_nl_comm_find_one(struct kcoll_comm *comm, void *arg)
@@ -793,11 +764,7 @@ static int kcoll_nl_comm_find_one(struct kcoll_comm *comm, void *arg)
 	if (comm->comm_id != f->comm_id || comm->rank != f->rank || !net_eq(comm->net, f->net) ||
 	    !kcoll_nl_who_owns(&f->who, comm))
 		return 0;
-	f->nranks = comm->nranks;
-	if (!f->msg)
-		return 1;
-	return kcoll_nl_comm_fill(f->msg, comm, sk_user_ns(NETLINK_CB(f->info_skb).sk),
-				  f->info->snd_portid, f->info->snd_seq, 0, false) ?: 1;
+	return kcoll_nl_comm_prepare(&f->snap, comm) ?: 1;
 }
 
 static bool kcoll_nl_comm_key(struct genl_info *info, u64 *comm_id, u32 *rank)
@@ -821,31 +788,39 @@ static bool kcoll_nl_comm_key(struct genl_info *info, u64 *comm_id, u32 *rank)
 
 static int kcoll_nl_comm_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
-	struct kcoll_nl_comm_find f = { .net = genl_info_net(info), .info = info,
-					.info_skb = skb, .who = KCOLL_NL_WHO(skb) };
+	struct kcoll_nl_comm_find f = { .net = genl_info_net(info), .who = KCOLL_NL_WHO(skb) };
+	struct sk_buff *msg = NULL;
 	unsigned long pos = 0;
 	int ret;
 
 	if (!kcoll_nl_comm_key(info, &f.comm_id, &f.rank))
 		return -EINVAL;
-	if (kcoll_comm_walk(&pos, kcoll_nl_comm_find_one, &f) != 1)
-		goto out_noent;
-	f.msg = kcoll_fi(ALLOC, NULL,
-			 genlmsg_new(NLMSG_GOODSIZE + (size_t)f.nranks * 96, GFP_KERNEL));
-	if (!f.msg)
-		return -ENOMEM;
-	pos = 0;
 	ret = kcoll_comm_walk(&pos, kcoll_nl_comm_find_one, &f);
-	if (ret == 1)
-		return genlmsg_reply(f.msg, info);
-	nlmsg_free(f.msg);
-	if (ret) {
-		NL_SET_ERR_MSG(info->extack, "communicator description too large");
-		return ret;
+	if (ret != 1) {
+		if (!ret) {
+			NL_SET_ERR_MSG(info->extack,
+				       "no communicator with this id and rank in this namespace");
+			ret = -ENOENT;
+		}
+		goto out;
 	}
-out_noent:
-	NL_SET_ERR_MSG(info->extack, "no communicator with this id and rank in this namespace");
-	return -ENOENT;
+	msg = kcoll_fi(ALLOC, NULL, genlmsg_new(NLMSG_GOODSIZE + (size_t)f.snap.d.npeers * 96,
+						GFP_KERNEL));
+	if (!msg) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = kcoll_nl_comm_fill(msg, &f.snap.d, f.snap.peers, sk_user_ns(NETLINK_CB(skb).sk),
+				 info->snd_portid, info->snd_seq, 0, false);
+	if (ret) {
+		nlmsg_free(msg);
+		NL_SET_ERR_MSG(info->extack, "communicator description too large");
+		goto out;
+	}
+	ret = genlmsg_reply(msg, info);
+out:
+	kvfree(f.snap.peers);
+	return ret;
 }
 
 /*
