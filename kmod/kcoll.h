@@ -44,6 +44,16 @@
 #include "../core/kcoll_sched.h"
 #include "../core/kcoll_reduce.h"
 
+/*
+ * core/ speaks the uAPI's datatypes and operators (enum kcoll_datatype, enum kcoll_red_op).
+ * These old names remain only for kcoll_coll.c's static asserts and its AVG check, which
+ * prove nothing any more: drop them with those lines.
+ */
+#define KCOLL_DTYPE_FP64	KCOLL_FP64
+#define KCOLL_DTYPE_COUNT	KCOLL_NUM_DATATYPES
+#define KCOLL_REDOP_AVG		KCOLL_AVG
+#define KCOLL_REDOP_COUNT	KCOLL_NUM_RED_OPS
+
 #define KCOLL_VERSION	"0.1.0"
 
 /**
@@ -731,7 +741,7 @@ struct kcoll_engine_info {
 	char name[32];
 	bool builtin;
 	u32 priority;
-	u8 serves[KCOLL_DTYPE_COUNT][KCOLL_REDOP_COUNT];
+	u8 serves[KCOLL_NUM_DATATYPES][KCOLL_NUM_RED_OPS];
 };
 
 int kcoll_engine_info_get(u32 idx, struct kcoll_engine_info *out);
@@ -739,8 +749,8 @@ int kcoll_engine_choose(const char *name, u32 dt, u32 op);
 int kcoll_engine_init(void);
 void kcoll_engine_exit(void);
 void kcoll_engine_reduce3(void *dst, const void *a, const void *b, size_t count,
-			  enum kcoll_dtype dt, enum kcoll_redop op);
-void kcoll_engine_finalize(void *buf, size_t count, enum kcoll_dtype dt, enum kcoll_redop op,
+			  enum kcoll_datatype dt, enum kcoll_red_op op);
+void kcoll_engine_finalize(void *buf, size_t count, enum kcoll_datatype dt, enum kcoll_red_op op,
 			   unsigned int nranks);
 
 /* kcoll_p2p.c */
