@@ -46,7 +46,7 @@ static double median(double *v, int n)
 }
 
 /* The identity element of op in dtype dt, as bytes. */
-static void identity(u8 *out, enum kcoll_dtype dt, enum kcoll_redop op)
+static void identity(u8 *out, enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	size_t es = kcoll_dtype_size(dt);
 	u64 one = 1;
@@ -55,19 +55,19 @@ static void identity(u8 *out, enum kcoll_dtype dt, enum kcoll_redop op)
 	u16 h1 = 0x3c00, b1 = 0x3f80;
 
 	memset(out, 0, es);
-	if (op != KCOLL_REDOP_PROD)
+	if (op != KCOLL_PROD)
 		return;
 	switch (dt) {
-	case KCOLL_DTYPE_FP16:
+	case KCOLL_FP16:
 		memcpy(out, &h1, 2);
 		break;
-	case KCOLL_DTYPE_BF16:
+	case KCOLL_BF16:
 		memcpy(out, &b1, 2);
 		break;
-	case KCOLL_DTYPE_FP32:
+	case KCOLL_FP32:
 		memcpy(out, &f1, 4);
 		break;
-	case KCOLL_DTYPE_FP64:
+	case KCOLL_FP64:
 		memcpy(out, &d1, 8);
 		break;
 	default:
@@ -77,7 +77,7 @@ static void identity(u8 *out, enum kcoll_dtype dt, enum kcoll_redop op)
 }
 
 /* dst: small ordinary values of the type (no NaN, no Inf) */
-static void fill_dst(u8 *d, size_t bytes, enum kcoll_dtype dt)
+static void fill_dst(u8 *d, size_t bytes, enum kcoll_datatype dt)
 {
 	size_t es = kcoll_dtype_size(dt), i, n = bytes / es;
 	u32 x = 12345;
@@ -85,21 +85,21 @@ static void fill_dst(u8 *d, size_t bytes, enum kcoll_dtype dt)
 	for (i = 0; i < n; i++) {
 		x = x * 1103515245 + 12345;
 		switch (dt) {
-		case KCOLL_DTYPE_FP32: {
+		case KCOLL_FP32: {
 			float f = (float)(x >> 16) / 256.0f;
 
 			memcpy(d + i * 4, &f, 4);
 			break;
 		}
-		case KCOLL_DTYPE_FP64: {
+		case KCOLL_FP64: {
 			double f = (double)(x >> 8) / 65536.0;
 
 			memcpy(d + i * 8, &f, 8);
 			break;
 		}
-		case KCOLL_DTYPE_FP16:
-		case KCOLL_DTYPE_BF16: {
-			u16 h = (u16)((dt == KCOLL_DTYPE_FP16 ? 0x3c00 : 0x3f80) + ((x >> 20) & 0xff));
+		case KCOLL_FP16:
+		case KCOLL_BF16: {
+			u16 h = (u16)((dt == KCOLL_FP16 ? 0x3c00 : 0x3f80) + ((x >> 20) & 0xff));
 
 			memcpy(d + i * 2, &h, 2);
 			break;
@@ -115,8 +115,8 @@ static void fill_dst(u8 *d, size_t bytes, enum kcoll_dtype dt)
 }
 
 struct row {
-	enum kcoll_dtype dt;
-	enum kcoll_redop op;
+	enum kcoll_datatype dt;
+	enum kcoll_red_op op;
 	double gbs[2];	/* generic, avx2 (0: not measured) */
 	double memcpy_gbs;	/* memcpy timed interleaved with this row */
 };
@@ -126,8 +126,8 @@ int main(int argc, char **argv)
 	size_t size = 16 << 20;
 	int runs = 9, json = 0, i, e, d, o, nrow = 0, neng = 1;
 	const struct kcoll_reduce_engine *eng[2] = { &kcoll_reduce_engine_generic, NULL };
-	struct row rows[KCOLL_DTYPE_COUNT * KCOLL_REDOP_COUNT];
-	double t[3][64], tall[64 * KCOLL_DTYPE_COUNT * KCOLL_REDOP_COUNT], memcpy_gbs;
+	struct row rows[KCOLL_NUM_DATATYPES * KCOLL_NUM_RED_OPS];
+	double t[3][64], tall[64 * KCOLL_NUM_DATATYPES * KCOLL_NUM_RED_OPS], memcpy_gbs;
 	int nall = 0;
 	u8 *dst, *src, *pristine;
 
@@ -162,22 +162,22 @@ int main(int argc, char **argv)
 	memset(dst, 1, size);
 	memset(src, 2, size);
 
-	for (d = 0; d < KCOLL_DTYPE_COUNT; d++) {
-		size_t es = kcoll_dtype_size((enum kcoll_dtype)d), n = size / es, k;
+	for (d = 0; d < KCOLL_NUM_DATATYPES; d++) {
+		size_t es = kcoll_dtype_size((enum kcoll_datatype)d), n = size / es, k;
 		u8 id[8];
 
-		fill_dst(pristine, size, (enum kcoll_dtype)d);
-		for (o = 0; o < KCOLL_REDOP_COUNT; o++) {
+		fill_dst(pristine, size, (enum kcoll_datatype)d);
+		for (o = 0; o < KCOLL_NUM_RED_OPS; o++) {
 			struct row *r = &rows[nrow];
 
-			if (kcoll_reduce_check((enum kcoll_dtype)d, (enum kcoll_redop)o))
+			if (kcoll_reduce_check((enum kcoll_datatype)d, (enum kcoll_red_op)o))
 				continue;
-			r->dt = (enum kcoll_dtype)d;
-			r->op = (enum kcoll_redop)o;
-			if (o == KCOLL_REDOP_MIN || o == KCOLL_REDOP_MAX) {
+			r->dt = (enum kcoll_datatype)d;
+			r->op = (enum kcoll_red_op)o;
+			if (o == KCOLL_MIN || o == KCOLL_MAX) {
 				memcpy(src, pristine, size);
 			} else {
-				identity(id, (enum kcoll_dtype)d, (enum kcoll_redop)o);
+				identity(id, (enum kcoll_datatype)d, (enum kcoll_red_op)o);
 				for (k = 0; k < n; k++)
 					memcpy(src + k * es, id, es);
 			}
@@ -251,7 +251,7 @@ int main(int argc, char **argv)
 		}
 		printf("\nmemcpy   %8.2f GB/s (median of all rows' memcpy runs)\n", memcpy_gbs);
 		for (i = 0; i < nrow; i++) {
-			if (rows[i].dt == KCOLL_DTYPE_FP32 && rows[i].op == KCOLL_REDOP_SUM) {
+			if (rows[i].dt == KCOLL_FP32 && rows[i].op == KCOLL_SUM) {
 				double best = rows[i].gbs[1] > rows[i].gbs[0] ? rows[i].gbs[1] :
 					rows[i].gbs[0];
 

@@ -39,16 +39,16 @@
 #define KG_INT(T, UT)								\
 	do {									\
 		switch (op) {							\
-		case KCOLL_REDOP_SUM:						\
+		case KCOLL_SUM:						\
 			KG_LOOP(T, (UT)((UT)x + (UT)y));			\
 			break;							\
-		case KCOLL_REDOP_PROD:						\
+		case KCOLL_PROD:						\
 			KG_LOOP(T, (UT)((UT)x * (UT)y));			\
 			break;							\
-		case KCOLL_REDOP_MIN:						\
+		case KCOLL_MIN:						\
 			KG_LOOP(T, x < y ? x : y);				\
 			break;							\
-		case KCOLL_REDOP_MAX:						\
+		case KCOLL_MAX:						\
 			KG_LOOP(T, x > y ? x : y);				\
 			break;							\
 		default:							\
@@ -60,17 +60,17 @@
 #define KG_FLOAT(F, P)								\
 	do {									\
 		switch (op) {							\
-		case KCOLL_REDOP_SUM:						\
-		case KCOLL_REDOP_AVG:						\
+		case KCOLL_SUM:						\
+		case KCOLL_AVG:						\
 			KG_LOOP(F, P##_sum(x, y));				\
 			break;							\
-		case KCOLL_REDOP_PROD:						\
+		case KCOLL_PROD:						\
 			KG_LOOP(F, P##_prod(x, y));				\
 			break;							\
-		case KCOLL_REDOP_MIN:						\
+		case KCOLL_MIN:						\
 			KG_LOOP(F, P##_min(x, y));				\
 			break;							\
-		case KCOLL_REDOP_MAX:						\
+		case KCOLL_MAX:						\
 			KG_LOOP(F, P##_max(x, y));				\
 			break;							\
 		default:							\
@@ -82,17 +82,17 @@
 #define KG_HALF(TOF, FROMF)							\
 	do {									\
 		switch (op) {							\
-		case KCOLL_REDOP_SUM:						\
-		case KCOLL_REDOP_AVG:						\
+		case KCOLL_SUM:						\
+		case KCOLL_AVG:						\
 			KG_LOOP(u16, FROMF(kc_f32_sum(TOF(x), TOF(y))));	\
 			break;							\
-		case KCOLL_REDOP_PROD:						\
+		case KCOLL_PROD:						\
 			KG_LOOP(u16, FROMF(kc_f32_prod(TOF(x), TOF(y))));	\
 			break;							\
-		case KCOLL_REDOP_MIN:						\
+		case KCOLL_MIN:						\
 			KG_LOOP(u16, FROMF(kc_f32_min(TOF(x), TOF(y))));	\
 			break;							\
-		case KCOLL_REDOP_MAX:						\
+		case KCOLL_MAX:						\
 			KG_LOOP(u16, FROMF(kc_f32_max(TOF(x), TOF(y))));	\
 			break;							\
 		default:							\
@@ -103,34 +103,34 @@
 #define KG_DISPATCH()								\
 	do {									\
 		switch (dt) {							\
-		case KCOLL_DTYPE_INT8:						\
+		case KCOLL_INT8:						\
 			KG_INT(s8, u8);						\
 			break;							\
-		case KCOLL_DTYPE_UINT8:						\
+		case KCOLL_UINT8:						\
 			KG_INT(u8, u8);						\
 			break;							\
-		case KCOLL_DTYPE_INT32:						\
+		case KCOLL_INT32:						\
 			KG_INT(s32, u32);					\
 			break;							\
-		case KCOLL_DTYPE_UINT32:					\
+		case KCOLL_UINT32:					\
 			KG_INT(u32, u32);					\
 			break;							\
-		case KCOLL_DTYPE_INT64:						\
+		case KCOLL_INT64:						\
 			KG_INT(s64, u64);					\
 			break;							\
-		case KCOLL_DTYPE_UINT64:					\
+		case KCOLL_UINT64:					\
 			KG_INT(u64, u64);					\
 			break;							\
-		case KCOLL_DTYPE_FP16:						\
+		case KCOLL_FP16:						\
 			KG_HALF(kc_h2f, kc_f2h);				\
 			break;							\
-		case KCOLL_DTYPE_BF16:						\
+		case KCOLL_BF16:						\
 			KG_HALF(kc_bf2f, kc_f2bf);				\
 			break;							\
-		case KCOLL_DTYPE_FP32:						\
+		case KCOLL_FP32:						\
 			KG_FLOAT(float, kc_f32);				\
 			break;							\
-		case KCOLL_DTYPE_FP64:						\
+		case KCOLL_FP64:						\
 			KG_FLOAT(double, kc_f64);				\
 			break;							\
 		default:							\
@@ -140,14 +140,14 @@
 
 /* d = a op b, three distinct buffers (a == b allowed: both are only read) */
 static void kg_distinct(u8 *restrict d_, const u8 *restrict a_, const u8 *restrict b_,
-			size_t count, enum kcoll_dtype dt, enum kcoll_redop op)
+			size_t count, enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	KG_DISPATCH();
 }
 
 /* d = d op b */
 static void kg_inplace(u8 *restrict d_, const u8 *restrict b_, size_t count,
-		       enum kcoll_dtype dt, enum kcoll_redop op)
+		       enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	const u8 *a_ = d_;
 
@@ -155,7 +155,7 @@ static void kg_inplace(u8 *restrict d_, const u8 *restrict b_, size_t count,
 }
 
 /* d = d op d, the one case restrict cannot describe */
-static void kg_self(u8 *d_, size_t count, enum kcoll_dtype dt, enum kcoll_redop op)
+static void kg_self(u8 *d_, size_t count, enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	const u8 *a_ = d_, *b_ = d_;
 
@@ -163,7 +163,7 @@ static void kg_self(u8 *d_, size_t count, enum kcoll_dtype dt, enum kcoll_redop 
 }
 
 void kcoll_reduce3_generic(void *dst, const void *a, const void *b, size_t count,
-			   enum kcoll_dtype dt, enum kcoll_redop op)
+			   enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	if (kcoll_reduce_check(dt, op))
 		return;
@@ -177,43 +177,43 @@ void kcoll_reduce3_generic(void *dst, const void *a, const void *b, size_t count
 		kg_distinct(dst, a, b, count, dt, op);
 }
 
-void kcoll_reduce_generic(void *dst, const void *src, size_t count, enum kcoll_dtype dt,
-			  enum kcoll_redop op)
+void kcoll_reduce_generic(void *dst, const void *src, size_t count, enum kcoll_datatype dt,
+			  enum kcoll_red_op op)
 {
 	kcoll_reduce3_generic(dst, dst, src, count, dt, op);
 }
 
-void kcoll_reduce_finalize(void *buf, size_t count, enum kcoll_dtype dt, enum kcoll_redop op,
+void kcoll_reduce_finalize(void *buf, size_t count, enum kcoll_datatype dt, enum kcoll_red_op op,
 			   unsigned int nranks)
 {
 	u8 *p = buf;
 	size_t i;
 
-	if (op != KCOLL_REDOP_AVG || kcoll_reduce_check(dt, op) || nranks <= 1)
+	if (op != KCOLL_AVG || kcoll_reduce_check(dt, op) || nranks <= 1)
 		return;
 	switch (dt) {
-	case KCOLL_DTYPE_FP32: {
+	case KCOLL_FP32: {
 		float n = (float)nranks;
 
 		for (i = 0; i < count; i++)
 			KC_ST(float, p + 4 * i, kc_f32_canon(KC_LD(float, p + 4 * i) / n));
 		break;
 	}
-	case KCOLL_DTYPE_FP64: {
+	case KCOLL_FP64: {
 		double n = (double)nranks;
 
 		for (i = 0; i < count; i++)
 			KC_ST(double, p + 8 * i, kc_f64_canon(KC_LD(double, p + 8 * i) / n));
 		break;
 	}
-	case KCOLL_DTYPE_FP16: {
+	case KCOLL_FP16: {
 		float n = (float)nranks;
 
 		for (i = 0; i < count; i++)
 			KC_ST(u16, p + 2 * i, kc_f2h(kc_h2f(KC_LD(u16, p + 2 * i)) / n));
 		break;
 	}
-	case KCOLL_DTYPE_BF16: {
+	case KCOLL_BF16: {
 		float n = (float)nranks;
 
 		for (i = 0; i < count; i++)
@@ -225,7 +225,7 @@ void kcoll_reduce_finalize(void *buf, size_t count, enum kcoll_dtype dt, enum kc
 	}
 }
 
-static bool kcoll_generic_supports(enum kcoll_dtype dt, enum kcoll_redop op)
+static bool kcoll_generic_supports(enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	return kcoll_reduce_check(dt, op) == 0;
 }

@@ -4,7 +4,8 @@
  *
  * Data types and operators
  * ------------------------
- * The numeric values of enum kcoll_dtype and enum kcoll_redop are fixed: they become uAPI.
+ * The datatypes and operators are the uAPI's own enum kcoll_datatype and enum kcoll_red_op
+ * (include/uapi/linux/kcoll.h): kernel, library and host tests use the one set of values.
  *
  * Supported (dtype, op) pairs, anything else is refused by kcoll_reduce_check() with -EINVAL:
  *
@@ -68,73 +69,52 @@
 
 #include "kcoll_types.h"
 #include "../include/kcoll_names.h"
-
-enum kcoll_dtype {
-	KCOLL_DTYPE_INT8 = 0,
-	KCOLL_DTYPE_UINT8 = 1,
-	KCOLL_DTYPE_INT32 = 2,
-	KCOLL_DTYPE_UINT32 = 3,
-	KCOLL_DTYPE_INT64 = 4,
-	KCOLL_DTYPE_UINT64 = 5,
-	KCOLL_DTYPE_FP16 = 6,
-	KCOLL_DTYPE_BF16 = 7,
-	KCOLL_DTYPE_FP32 = 8,
-	KCOLL_DTYPE_FP64 = 9,
-	KCOLL_DTYPE_COUNT
-};
-
-enum kcoll_redop {
-	KCOLL_REDOP_SUM = 0,
-	KCOLL_REDOP_PROD = 1,
-	KCOLL_REDOP_MIN = 2,
-	KCOLL_REDOP_MAX = 3,
-	KCOLL_REDOP_AVG = 4,
-	KCOLL_REDOP_COUNT
-};
+/* The vocabulary: enum kcoll_datatype and enum kcoll_red_op are the uAPI's, not copies. */
+#include "../include/uapi/linux/kcoll.h"
 
 /* Bytes per element; 0 for an unknown dtype. */
-static inline size_t kcoll_dtype_size(enum kcoll_dtype dt)
+static inline size_t kcoll_dtype_size(enum kcoll_datatype dt)
 {
 	switch (dt) {
-	case KCOLL_DTYPE_INT8:
-	case KCOLL_DTYPE_UINT8:
+	case KCOLL_INT8:
+	case KCOLL_UINT8:
 		return 1;
-	case KCOLL_DTYPE_FP16:
-	case KCOLL_DTYPE_BF16:
+	case KCOLL_FP16:
+	case KCOLL_BF16:
 		return 2;
-	case KCOLL_DTYPE_INT32:
-	case KCOLL_DTYPE_UINT32:
-	case KCOLL_DTYPE_FP32:
+	case KCOLL_INT32:
+	case KCOLL_UINT32:
+	case KCOLL_FP32:
 		return 4;
-	case KCOLL_DTYPE_INT64:
-	case KCOLL_DTYPE_UINT64:
-	case KCOLL_DTYPE_FP64:
+	case KCOLL_INT64:
+	case KCOLL_UINT64:
+	case KCOLL_FP64:
 		return 8;
 	default:
 		return 0;
 	}
 }
 
-static inline bool kcoll_dtype_is_float(enum kcoll_dtype dt)
+static inline bool kcoll_dtype_is_float(enum kcoll_datatype dt)
 {
-	return dt == KCOLL_DTYPE_FP16 || dt == KCOLL_DTYPE_BF16 || dt == KCOLL_DTYPE_FP32 ||
-	       dt == KCOLL_DTYPE_FP64;
+	return dt == KCOLL_FP16 || dt == KCOLL_BF16 || dt == KCOLL_FP32 ||
+	       dt == KCOLL_FP64;
 }
 
 /* "int8" ... "fp64" (include/kcoll_names.h); NULL for an unknown value. */
-static inline const char *kcoll_dtype_name(enum kcoll_dtype dt)
+static inline const char *kcoll_dtype_name(enum kcoll_datatype dt)
 {
-	static const char *const n[KCOLL_DTYPE_COUNT] = { KCOLL_DATATYPE_NAMES };
+	static const char *const n[KCOLL_NUM_DATATYPES] = { KCOLL_DATATYPE_NAMES };
 
-	return (unsigned int)dt < KCOLL_DTYPE_COUNT ? n[dt] : NULL;
+	return (unsigned int)dt < KCOLL_NUM_DATATYPES ? n[dt] : NULL;
 }
 
 /* "sum", "prod", "min", "max", "avg" (include/kcoll_names.h); NULL for an unknown value. */
-static inline const char *kcoll_redop_name(enum kcoll_redop op)
+static inline const char *kcoll_redop_name(enum kcoll_red_op op)
 {
-	static const char *const n[KCOLL_REDOP_COUNT] = { KCOLL_RED_OP_NAMES };
+	static const char *const n[KCOLL_NUM_RED_OPS] = { KCOLL_RED_OP_NAMES };
 
-	return (unsigned int)op < KCOLL_REDOP_COUNT ? n[op] : NULL;
+	return (unsigned int)op < KCOLL_NUM_RED_OPS ? n[op] : NULL;
 }
 
 static inline bool kcoll_name_eq(const char *a, const char *b)
@@ -151,8 +131,8 @@ static inline int kcoll_dtype_from_name(const char *name)
 {
 	int i;
 
-	for (i = 0; i < KCOLL_DTYPE_COUNT; i++)
-		if (kcoll_name_eq(name, kcoll_dtype_name((enum kcoll_dtype)i)))
+	for (i = 0; i < KCOLL_NUM_DATATYPES; i++)
+		if (kcoll_name_eq(name, kcoll_dtype_name((enum kcoll_datatype)i)))
 			return i;
 	return -EINVAL;
 }
@@ -161,8 +141,8 @@ static inline int kcoll_redop_from_name(const char *name)
 {
 	int i;
 
-	for (i = 0; i < KCOLL_REDOP_COUNT; i++)
-		if (kcoll_name_eq(name, kcoll_redop_name((enum kcoll_redop)i)))
+	for (i = 0; i < KCOLL_NUM_RED_OPS; i++)
+		if (kcoll_name_eq(name, kcoll_redop_name((enum kcoll_red_op)i)))
 			return i;
 	return -EINVAL;
 }
@@ -171,11 +151,11 @@ static inline int kcoll_redop_from_name(const char *name)
  * 0 if the pair is supported (see the matrix above), -EINVAL if not or if either value is
  * unknown.  AVG is defined for the floating-point types only.
  */
-static inline int kcoll_reduce_check(enum kcoll_dtype dt, enum kcoll_redop op)
+static inline int kcoll_reduce_check(enum kcoll_datatype dt, enum kcoll_red_op op)
 {
-	if ((unsigned int)dt >= KCOLL_DTYPE_COUNT || (unsigned int)op >= KCOLL_REDOP_COUNT)
+	if ((unsigned int)dt >= KCOLL_NUM_DATATYPES || (unsigned int)op >= KCOLL_NUM_RED_OPS)
 		return -EINVAL;
-	if (op == KCOLL_REDOP_AVG && !kcoll_dtype_is_float(dt))
+	if (op == KCOLL_AVG && !kcoll_dtype_is_float(dt))
 		return -EINVAL;
 	return 0;
 }
@@ -183,13 +163,13 @@ static inline int kcoll_reduce_check(enum kcoll_dtype dt, enum kcoll_redop op)
 struct kcoll_reduce_engine {
 	const char *name;
 	/* Whether this engine itself implements the (supported) pair; no FPU use. */
-	bool (*supports)(enum kcoll_dtype dt, enum kcoll_redop op);
+	bool (*supports)(enum kcoll_datatype dt, enum kcoll_red_op op);
 	/* dst[i] = dst[i] op src[i] for i < count. */
-	void (*reduce)(void *dst, const void *src, size_t count, enum kcoll_dtype dt,
-		       enum kcoll_redop op);
+	void (*reduce)(void *dst, const void *src, size_t count, enum kcoll_datatype dt,
+		       enum kcoll_red_op op);
 	/* dst[i] = a[i] op b[i]; dst == a or dst == b allowed. */
 	void (*reduce3)(void *dst, const void *a, const void *b, size_t count,
-			enum kcoll_dtype dt, enum kcoll_redop op);
+			enum kcoll_datatype dt, enum kcoll_red_op op);
 };
 
 extern const struct kcoll_reduce_engine kcoll_reduce_engine_generic;
@@ -199,16 +179,16 @@ extern const struct kcoll_reduce_engine kcoll_reduce_engine_avx2;
 #endif
 
 /* The portable engine's entry points (also what the others fall back to). */
-void kcoll_reduce_generic(void *dst, const void *src, size_t count, enum kcoll_dtype dt,
-			  enum kcoll_redop op);
+void kcoll_reduce_generic(void *dst, const void *src, size_t count, enum kcoll_datatype dt,
+			  enum kcoll_red_op op);
 void kcoll_reduce3_generic(void *dst, const void *a, const void *b, size_t count,
-			   enum kcoll_dtype dt, enum kcoll_redop op);
+			   enum kcoll_datatype dt, enum kcoll_red_op op);
 
 /*
  * Finish a reduction: for AVG divide every element by nranks (nranks >= 1); a no-op for
  * every other op.  Uses the FPU for AVG.
  */
-void kcoll_reduce_finalize(void *buf, size_t count, enum kcoll_dtype dt, enum kcoll_redop op,
+void kcoll_reduce_finalize(void *buf, size_t count, enum kcoll_datatype dt, enum kcoll_red_op op,
 			   unsigned int nranks);
 
 /*

@@ -197,16 +197,16 @@ KX_INL kx_h8 kx_f2bf(kx_f32 f)
 #define KX_INT(VT, UVT, T, UT)							\
 	do {									\
 		switch (op) {							\
-		case KCOLL_REDOP_SUM:						\
+		case KCOLL_SUM:						\
 			KX_LOOP(UVT, UT, KX_ADD, KS_ADD(UT));			\
 			break;							\
-		case KCOLL_REDOP_PROD:						\
+		case KCOLL_PROD:						\
 			KX_LOOP(UVT, UT, KX_MUL, KS_MUL(UT));			\
 			break;							\
-		case KCOLL_REDOP_MIN:						\
+		case KCOLL_MIN:						\
 			KX_LOOP(VT, T, KX_MIN, x < y ? x : y);			\
 			break;							\
-		case KCOLL_REDOP_MAX:						\
+		case KCOLL_MAX:						\
 			KX_LOOP(VT, T, KX_MAX, x > y ? x : y);			\
 			break;							\
 		default:							\
@@ -220,16 +220,16 @@ KX_INL kx_h8 kx_f2bf(kx_f32 f)
 #define KX_UINT(UVT, UT)							\
 	do {									\
 		switch (op) {							\
-		case KCOLL_REDOP_SUM:						\
+		case KCOLL_SUM:						\
 			KX_LOOP(UVT, UT, KX_ADD, KS_ADD(UT));			\
 			break;							\
-		case KCOLL_REDOP_PROD:						\
+		case KCOLL_PROD:						\
 			KX_LOOP(UVT, UT, KX_MUL, KS_MUL(UT));			\
 			break;							\
-		case KCOLL_REDOP_MIN:						\
+		case KCOLL_MIN:						\
 			KX_LOOP(UVT, UT, KX_UMIN_OP, x < y ? x : y);		\
 			break;							\
-		case KCOLL_REDOP_MAX:						\
+		case KCOLL_MAX:						\
 			KX_LOOP(UVT, UT, KX_UMAX_OP, x > y ? x : y);		\
 			break;							\
 		default:							\
@@ -240,17 +240,17 @@ KX_INL kx_h8 kx_f2bf(kx_f32 f)
 #define KX_FLOAT(VT, F, VP, SP)							\
 	do {									\
 		switch (op) {							\
-		case KCOLL_REDOP_SUM:						\
-		case KCOLL_REDOP_AVG:						\
+		case KCOLL_SUM:						\
+		case KCOLL_AVG:						\
 			KX_LOOP(VT, F, VP##_sum, SP##_sum(x, y));			\
 			break;							\
-		case KCOLL_REDOP_PROD:						\
+		case KCOLL_PROD:						\
 			KX_LOOP(VT, F, VP##_prod, SP##_prod(x, y));			\
 			break;							\
-		case KCOLL_REDOP_MIN:						\
+		case KCOLL_MIN:						\
 			KX_LOOP(VT, F, VP##_min, SP##_min(x, y));			\
 			break;							\
-		case KCOLL_REDOP_MAX:						\
+		case KCOLL_MAX:						\
 			KX_LOOP(VT, F, VP##_max, SP##_max(x, y));			\
 			break;							\
 		default:							\
@@ -291,17 +291,17 @@ KX_INL kx_h8 kx_f2bf(kx_f32 f)
 #define KX_HALF(VTOF, VFROMF, STOF, SFROMF)					\
 	do {									\
 		switch (op) {							\
-		case KCOLL_REDOP_SUM:						\
-		case KCOLL_REDOP_AVG:						\
+		case KCOLL_SUM:						\
+		case KCOLL_AVG:						\
 			KX_HALF_LOOP(VTOF, VFROMF, STOF, SFROMF, kx_f32_sum, kc_f32_sum); \
 			break;							\
-		case KCOLL_REDOP_PROD:						\
+		case KCOLL_PROD:						\
 			KX_HALF_LOOP(VTOF, VFROMF, STOF, SFROMF, kx_f32_prod, kc_f32_prod); \
 			break;							\
-		case KCOLL_REDOP_MIN:						\
+		case KCOLL_MIN:						\
 			KX_HALF_LOOP(VTOF, VFROMF, STOF, SFROMF, kx_f32_min, kc_f32_min); \
 			break;							\
-		case KCOLL_REDOP_MAX:						\
+		case KCOLL_MAX:						\
 			KX_HALF_LOOP(VTOF, VFROMF, STOF, SFROMF, kx_f32_max, kc_f32_max); \
 			break;							\
 		default:							\
@@ -313,47 +313,47 @@ KX_INL kx_h8 kx_f2bf(kx_f32 f)
  * What the vector code covers: every supported pair.  (A pair that should go to the generic
  * engine, e.g. because it measures slower, is removed here and nowhere else.)
  */
-static bool kcoll_avx2_supports(enum kcoll_dtype dt, enum kcoll_redop op)
+static bool kcoll_avx2_supports(enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	return kcoll_reduce_check(dt, op) == 0;
 }
 
 static KX_FN void kcoll_reduce3_avx2(void *dst, const void *a, const void *b, size_t count,
-				     enum kcoll_dtype dt, enum kcoll_redop op)
+				     enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	if (!kcoll_avx2_supports(dt, op)) {
 		kcoll_reduce3_generic(dst, a, b, count, dt, op);
 		return;
 	}
 	switch (dt) {
-	case KCOLL_DTYPE_INT8:
+	case KCOLL_INT8:
 		KX_INT(kx_i8, kx_u8, s8, u8);
 		break;
-	case KCOLL_DTYPE_UINT8:
+	case KCOLL_UINT8:
 		KX_UINT(kx_u8, u8);
 		break;
-	case KCOLL_DTYPE_INT32:
+	case KCOLL_INT32:
 		KX_INT(kx_i32, kx_u32, s32, u32);
 		break;
-	case KCOLL_DTYPE_UINT32:
+	case KCOLL_UINT32:
 		KX_UINT(kx_u32, u32);
 		break;
-	case KCOLL_DTYPE_INT64:
+	case KCOLL_INT64:
 		KX_INT(kx_i64, kx_u64, s64, u64);
 		break;
-	case KCOLL_DTYPE_UINT64:
+	case KCOLL_UINT64:
 		KX_UINT(kx_u64, u64);
 		break;
-	case KCOLL_DTYPE_FP16:
+	case KCOLL_FP16:
 		KX_HALF(kx_h2f, kx_f2h, kc_h2f, kc_f2h);
 		break;
-	case KCOLL_DTYPE_BF16:
+	case KCOLL_BF16:
 		KX_HALF(kx_bf2f, kx_f2bf, kc_bf2f, kc_f2bf);
 		break;
-	case KCOLL_DTYPE_FP32:
+	case KCOLL_FP32:
 		KX_FLOAT(kx_f32, float, kx_f32, kc_f32);
 		break;
-	case KCOLL_DTYPE_FP64:
+	case KCOLL_FP64:
 		KX_FLOAT(kx_f64, double, kx_f64, kc_f64);
 		break;
 	default:
@@ -362,7 +362,7 @@ static KX_FN void kcoll_reduce3_avx2(void *dst, const void *a, const void *b, si
 }
 
 static KX_FN void kcoll_reduce_avx2(void *dst, const void *src, size_t count,
-				    enum kcoll_dtype dt, enum kcoll_redop op)
+				    enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	kcoll_reduce3_avx2(dst, dst, src, count, dt, op);
 }

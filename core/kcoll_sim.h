@@ -44,8 +44,8 @@ struct kcoll_sim_cfg {
 	void *ctx;
 	enum kcoll_algo algo;
 	u64 chunk_bytes;
-	enum kcoll_dtype dtype;		/* for reductions */
-	enum kcoll_redop op;
+	enum kcoll_datatype dtype;		/* for reductions */
+	enum kcoll_red_op op;
 	const struct kcoll_reduce_engine *engine;	/* NULL: generic */
 	/* optional, for testing the simulator: alter a built schedule (may lower nsteps) */
 	void (*mutate)(void *ctx, u32 rank, struct kcoll_step *steps, struct kcoll_sched_info *info);

@@ -27,6 +27,7 @@
 #include <net/net_namespace.h>
 
 #include "kcoll.h"
+#include "kcoll_comm_desc.h"
 #include "kcoll_nl.h"
 
 /* While COMM_CREATE waits: how often a READY that went unanswered is followed by a NOP. */
@@ -38,7 +39,7 @@ static DEFINE_MUTEX(kcoll_comms_mutex);
 static unsigned int kcoll_ncomms;
 static struct kobject *kcoll_comms_kobj;
 
-static const char *const kcoll_comm_state_names[] = {
+const char *const kcoll_comm_state_names[] = {
 	[KCOLL_COMM_CREATING]	= "creating",
 	[KCOLL_COMM_CONNECTING]	= "connecting",
 	[KCOLL_COMM_READY]	= "ready",
@@ -50,18 +51,6 @@ static const char *const kcoll_comm_state_names[] = {
 unsigned int kcoll_comm_count(void)
 {
 	return READ_ONCE(kcoll_ncomms);
-}
-
-/* Connections up right now (comm->nup only counts how many came up). */
-static u32 kcoll_comm_peers_up(struct kcoll_comm *comm)
-{
-	u32 i, n = 0;
-
-	spin_lock_bh(&comm->lock);
-	for (i = 0; i < comm->nranks; i++)
-		n += comm->conns[i].state == KCOLL_CONN_UP;
-	spin_unlock_bh(&comm->lock);
-	return n;
 }
 
 static inline struct kcoll_comm *to_kcoll_comm(struct kobject *kobj)
@@ -79,60 +68,7 @@ void kcoll_comm_put(struct kcoll_comm *comm)
 	kobject_put(&comm->kobj);
 }
 
-/* sysfs: /sys/kernel/kcoll/comms/<comm_id>-<rank>/ */
-
-static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%s\n",
-			  kcoll_comm_state_names[READ_ONCE(to_kcoll_comm(kobj)->state)]);
-}
-
-static ssize_t error_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(to_kcoll_comm(kobj)->error));
-}
-
-#define KCOLL_COMM_ATTR_U64(name, expr)						\
-static ssize_t name##_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf) \
-{										\
-	struct kcoll_comm *comm = to_kcoll_comm(kobj);				\
-										\
-	return sysfs_emit(buf, "%llu\n", (unsigned long long)(expr));		\
-}										\
-static struct kobj_attribute kcoll_comm_attr_##name = __ATTR_RO(name)
-
-KCOLL_COMM_ATTR_U64(rank, comm->rank);
-KCOLL_COMM_ATTR_U64(nranks, comm->nranks);
-KCOLL_COMM_ATTR_U64(owner_pid, comm->owner_pid);
-KCOLL_COMM_ATTR_U64(peers_connected, kcoll_comm_peers_up(comm));
-KCOLL_COMM_ATTR_U64(tx_bytes, atomic64_read(&comm->tx_bytes));
-KCOLL_COMM_ATTR_U64(rx_bytes, atomic64_read(&comm->rx_bytes));
-KCOLL_COMM_ATTR_U64(tx_ops, atomic64_read(&comm->tx_ops));
-KCOLL_COMM_ATTR_U64(rx_ops, atomic64_read(&comm->rx_ops));
-KCOLL_COMM_ATTR_U64(coll_ops, atomic64_read(&comm->coll_ops));
-KCOLL_COMM_ATTR_U64(coll_bytes, atomic64_read(&comm->coll_bytes));
-KCOLL_COMM_ATTR_U64(proto_errors, atomic64_read(&comm->proto_errors));
-
-static struct kobj_attribute kcoll_comm_attr_state = __ATTR_RO(state);
-static struct kobj_attribute kcoll_comm_attr_error = __ATTR_RO(error);
-
-static struct attribute *kcoll_comm_attrs[] = {
-	&kcoll_comm_attr_state.attr,
-	&kcoll_comm_attr_error.attr,
-	&kcoll_comm_attr_rank.attr,
-	&kcoll_comm_attr_nranks.attr,
-	&kcoll_comm_attr_owner_pid.attr,
-	&kcoll_comm_attr_peers_connected.attr,
-	&kcoll_comm_attr_tx_bytes.attr,
-	&kcoll_comm_attr_rx_bytes.attr,
-	&kcoll_comm_attr_tx_ops.attr,
-	&kcoll_comm_attr_rx_ops.attr,
-	&kcoll_comm_attr_coll_ops.attr,
-	&kcoll_comm_attr_coll_bytes.attr,
-	&kcoll_comm_attr_proto_errors.attr,
-	NULL,
-};
-ATTRIBUTE_GROUPS(kcoll_comm);
+/* Its sysfs directory shows its description: kcoll_comm_groups, kcoll_comm_desc.c. */
 
 /* The last reference: every hardware resource is gone already (kcoll_comm_destroy()). */
 static void kcoll_comm_release(struct kobject *kobj)
@@ -934,40 +870,6 @@ long kcoll_ioctl_comm_abort(struct kcoll_ctx *ctx, void __user *uarg)
 	return 0;
 }
 
-long kcoll_ioctl_comm_query(struct kcoll_ctx *ctx, void __user *uarg)
-{
-	struct kcoll_comm_query q;
-	struct kcoll_comm *comm;
-	u32 usize, handle;
-	int ret;
-
-	ret = kcoll_uarg_copy_in(&q, sizeof(q), KCOLL_COMM_QUERY_SIZE_VER0, uarg, &usize);
-	if (ret)
-		return ret;
-	if (q.flags || q.reserved0 || q.reserved[0] || q.reserved[1])
-		return -EINVAL;
-	handle = q.handle;
-	comm = kcoll_comm_lookup(ctx, handle);
-	if (!comm)
-		return -ENOENT;
-	memset(&q, 0, sizeof(q));
-	q.size = usize;
-	q.handle = handle;
-	spin_lock_bh(&comm->lock);
-	q.state = comm->state;
-	q.error = comm->error;
-	spin_unlock_bh(&comm->lock);
-	q.rank = comm->rank;
-	q.nranks = comm->nranks;
-	q.comm_id = comm->comm_id;
-	q.tx_bytes = atomic64_read(&comm->tx_bytes);
-	q.rx_bytes = atomic64_read(&comm->rx_bytes);
-	q.tx_ops = atomic64_read(&comm->tx_ops);
-	q.rx_ops = atomic64_read(&comm->rx_ops);
-	kcoll_comm_put(comm);
-	return kcoll_uarg_copy_out(uarg, usize, &q, sizeof(q));
-}
-
 /* File release: every comm of the file goes, connections first. */
 void kcoll_ctx_destroy_comms(struct kcoll_ctx *ctx)
 {
@@ -1028,6 +930,12 @@ int kcoll_comm_walk(unsigned long *pos, int (*fn)(struct kcoll_comm *comm, void 
 	}
 	mutex_unlock(&kcoll_comms_mutex);
 	return ret;
+}
+
+/* For the callers of kcoll_comm_walk() that rely on it (kcoll_comm_describe()). */
+void kcoll_comm_walk_assert_held(void)
+{
+	lockdep_assert_held(&kcoll_comms_mutex);
 }
 
 /**

@@ -1,25 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The run-time configuration store (struct kcoll_config): read by kcoll_config_get(),
- * changed by the netlink CONFIG_SET command (kcoll_nl.c) after kcoll_config_check().
- *
- * listen_port, connect_timeout_ms, op_timeout_ms and tos are stored in their module
- * parameters (kcoll_main.c), whose readers use READ_ONCE(): a write through
- * /sys/module/kcoll/parameters/ and a CONFIG_SET change the same value.  The collective
- * tunables exist only here.
+ * The run-time configuration store (struct kcoll_config, kcoll_config.h): the one copy of
+ * every setting.  It is read by kcoll_config_get() (or one field with READ_ONCE()) and
+ * changed in two ways, both under the same checks (kcoll_config_check()): the netlink
+ * CONFIG_SET command (kcoll_config_set()), and a write of one of the module parameters
+ * listen_port, connect_timeout_ms, op_timeout_ms and tos, which are views of the store's
+ * fields (kernel_param_ops below) rather than variables of their own.  The collective
+ * tunables have no module parameter.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/kernel.h>
 #include <linux/log2.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/netlink.h>
 
 #include "kcoll.h"
 #include "kcoll_nl.h"
 
-/* Guards kcoll_cfg and the writes (not the reads) of the four module parameters. */
+/*
+ * Guards the writes of kcoll_cfg (readers of one field use READ_ONCE()).  Statically
+ * initialised, as is the store: parameters given at load are set before the module's init runs.
+ */
 static DEFINE_MUTEX(kcoll_config_mutex);
-static struct kcoll_config kcoll_cfg;
+struct kcoll_config kcoll_cfg __read_mostly = {
+	.listen_port		= KCOLL_CONFIG_LISTEN_PORT,
+	.connect_timeout_ms	= KCOLL_CONFIG_CONNECT_TIMEOUT_MS,
+	.op_timeout_ms		= KCOLL_CONFIG_OP_TIMEOUT_MS,
+	.tos			= -1,
+	.chunk_bytes		= KCOLL_CONFIG_CHUNK_BYTES,
+	.small_bytes		= KCOLL_CONFIG_SMALL_BYTES,
+	.medium_bytes		= KCOLL_CONFIG_MEDIUM_BYTES,
+	.tree_ranks		= KCOLL_CONFIG_TREE_RANKS,
+};
 
 /**
  * kcoll_config_get - a consistent snapshot of the configuration
@@ -31,14 +45,6 @@ void kcoll_config_get(struct kcoll_config *out)
 {
 	mutex_lock(&kcoll_config_mutex);
 	*out = kcoll_cfg;
-	out->listen_port = READ_ONCE(kcoll_listen_port);
-	out->connect_timeout_ms = READ_ONCE(kcoll_connect_timeout_ms);
-	out->op_timeout_ms = READ_ONCE(kcoll_op_timeout_ms);
-	out->tos = READ_ONCE(kcoll_tos);
-	if (out->tos > 255)		/* as connections use it (see the tos parameter) */
-		out->tos = 255;
-	else if (out->tos < 0)
-		out->tos = -1;
 	mutex_unlock(&kcoll_config_mutex);
 }
 
@@ -47,8 +53,9 @@ void kcoll_config_get(struct kcoll_config *out)
  * @c:		the configuration
  * @extack:	where to say what is wrong, or NULL
  *
- * Ranges of single values are checked by the netlink policy; this checks the rules that
- * involve several values, or that a policy cannot express.  Return: 0 or -EINVAL.
+ * The rules of every value, whichever way it comes: netlink's validators refuse a value out
+ * of its range first, with a message naming the attribute; this also checks the rules that
+ * involve several values.  Return: 0 or -EINVAL.
  */
 int kcoll_config_check(const struct kcoll_config *c, struct netlink_ext_ack *extack)
 {
@@ -56,6 +63,16 @@ int kcoll_config_check(const struct kcoll_config *c, struct netlink_ext_ack *ext
 
 	if (!c->listen_port) {
 		NL_SET_ERR_MSG(extack, "listen-port must not be 0");
+		return -EINVAL;
+	}
+	if (c->connect_timeout_ms < KCOLL_CONFIG_TIMEOUT_MIN_MS ||
+	    c->connect_timeout_ms > KCOLL_CONFIG_TIMEOUT_MAX_MS) {
+		NL_SET_ERR_MSG(extack, "connect-timeout-ms must be 100 to 3600000");
+		return -EINVAL;
+	}
+	if (c->op_timeout_ms < KCOLL_CONFIG_TIMEOUT_MIN_MS ||
+	    c->op_timeout_ms > KCOLL_CONFIG_TIMEOUT_MAX_MS) {
+		NL_SET_ERR_MSG(extack, "op-timeout-ms must be 100 to 3600000");
 		return -EINVAL;
 	}
 	if (c->tos < -1 || c->tos > 255) {
@@ -83,6 +100,28 @@ int kcoll_config_check(const struct kcoll_config *c, struct netlink_ext_ack *ext
 	return 0;
 }
 
+/* Store @c if it passes the checks.  Return: whether the listen port changed, or -EINVAL. */
+static int kcoll_config_store(const struct kcoll_config *c, struct netlink_ext_ack *extack)
+{
+	int ret = kcoll_config_check(c, extack);
+
+	lockdep_assert_held(&kcoll_config_mutex);
+	if (ret)
+		return ret;
+	ret = c->listen_port != kcoll_cfg.listen_port;
+	/* Field by field: the hot paths read single fields without the mutex. */
+	WRITE_ONCE(kcoll_cfg.listen_port, c->listen_port);
+	WRITE_ONCE(kcoll_cfg.connect_timeout_ms, c->connect_timeout_ms);
+	WRITE_ONCE(kcoll_cfg.op_timeout_ms, c->op_timeout_ms);
+	WRITE_ONCE(kcoll_cfg.tos, c->tos);
+	WRITE_ONCE(kcoll_cfg.chunk_bytes, c->chunk_bytes);
+	WRITE_ONCE(kcoll_cfg.small_bytes, c->small_bytes);
+	WRITE_ONCE(kcoll_cfg.medium_bytes, c->medium_bytes);
+	WRITE_ONCE(kcoll_cfg.tree_ranks, c->tree_ranks);
+	memcpy(kcoll_cfg.algo, c->algo, sizeof(kcoll_cfg.algo));
+	return ret;
+}
+
 /**
  * kcoll_config_set - replace the whole configuration
  * @c:		the new configuration
@@ -92,38 +131,101 @@ int kcoll_config_check(const struct kcoll_config *c, struct netlink_ext_ack *ext
  */
 int kcoll_config_set(const struct kcoll_config *c, struct netlink_ext_ack *extack)
 {
-	int ret = kcoll_config_check(c, extack);
-	bool new_port;
+	int ret;
 
-	if (ret)
-		return ret;
 	mutex_lock(&kcoll_config_mutex);
-	new_port = c->listen_port != READ_ONCE(kcoll_listen_port);
-	kcoll_cfg = *c;
-	WRITE_ONCE(kcoll_listen_port, c->listen_port);
-	WRITE_ONCE(kcoll_connect_timeout_ms, c->connect_timeout_ms);
-	WRITE_ONCE(kcoll_op_timeout_ms, c->op_timeout_ms);
-	WRITE_ONCE(kcoll_tos, c->tos);
+	ret = kcoll_config_store(c, extack);
 	mutex_unlock(&kcoll_config_mutex);
+	if (ret < 0)
+		return ret;
 	/* The node listens on the new port from now on (and lets the old one go). */
-	if (new_port)
+	if (ret)
 		kcoll_listen_keep(c->listen_port);
 	return 0;
 }
 
-/* The initial configuration: module parameters and the collective defaults. */
-int kcoll_config_init(void)
+/* ---- the module parameters that are settings of the store ------------------------------ */
+
+enum kcoll_config_param {
+	KCOLL_CONFIG_P_LISTEN_PORT,
+	KCOLL_CONFIG_P_CONNECT_TIMEOUT_MS,
+	KCOLL_CONFIG_P_OP_TIMEOUT_MS,
+	KCOLL_CONFIG_P_TOS,
+};
+
+/*
+ * A write of a parameter (at load, or under /sys/module/kcoll/parameters/): one field
+ * changed through the store's checks.  tos is clamped to -1..255 as it always was (any
+ * negative value is the device default).  listen_port is read-only after load, when
+ * the module's init starts the listener on it: no listener is moved here.
+ */
+static int kcoll_config_param_set(const char *val, const struct kernel_param *kp)
 {
+	struct netlink_ext_ack extack = {};
+	struct kcoll_config c;
+	int ret;
+	s64 v;
+
+	ret = kstrtos64(val, 0, &v);
+	if (ret)
+		return ret;
 	mutex_lock(&kcoll_config_mutex);
-	memset(&kcoll_cfg, 0, sizeof(kcoll_cfg));
-	kcoll_cfg.chunk_bytes = KCOLL_CONFIG_CHUNK_BYTES;
-	kcoll_cfg.small_bytes = KCOLL_CONFIG_SMALL_BYTES;
-	kcoll_cfg.medium_bytes = KCOLL_CONFIG_MEDIUM_BYTES;
-	kcoll_cfg.tree_ranks = KCOLL_CONFIG_TREE_RANKS;
+	c = kcoll_cfg;
+	switch ((uintptr_t)kp->arg) {
+	case KCOLL_CONFIG_P_LISTEN_PORT:
+		c.listen_port = v < 0 || v > U16_MAX ? 0 : v;
+		break;
+	case KCOLL_CONFIG_P_CONNECT_TIMEOUT_MS:
+		c.connect_timeout_ms = v < 0 || v > U32_MAX ? 0 : v;
+		break;
+	case KCOLL_CONFIG_P_OP_TIMEOUT_MS:
+		c.op_timeout_ms = v < 0 || v > U32_MAX ? 0 : v;
+		break;
+	case KCOLL_CONFIG_P_TOS:
+		c.tos = clamp_t(s64, v, -1, 255);
+		break;
+	}
+	ret = kcoll_config_store(&c, &extack);
 	mutex_unlock(&kcoll_config_mutex);
+	if (ret < 0) {
+		pr_warn("%s=%s refused: %s\n", kp->name, val, extack._msg);
+		return ret;
+	}
 	return 0;
 }
 
-void kcoll_config_exit(void)
+static int kcoll_config_param_get(char *buf, const struct kernel_param *kp)
 {
+	switch ((uintptr_t)kp->arg) {
+	case KCOLL_CONFIG_P_LISTEN_PORT:
+		return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(kcoll_cfg.listen_port));
+	case KCOLL_CONFIG_P_CONNECT_TIMEOUT_MS:
+		return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(kcoll_cfg.connect_timeout_ms));
+	case KCOLL_CONFIG_P_OP_TIMEOUT_MS:
+		return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(kcoll_cfg.op_timeout_ms));
+	case KCOLL_CONFIG_P_TOS:
+		return scnprintf(buf, PAGE_SIZE, "%d\n", READ_ONCE(kcoll_cfg.tos));
+	}
+	return -EINVAL;
 }
+
+static const struct kernel_param_ops kcoll_config_param_ops = {
+	.set	= kcoll_config_param_set,
+	.get	= kcoll_config_param_get,
+};
+
+#define KCOLL_CONFIG_PARAM(name, which, perm) \
+	module_param_cb(name, &kcoll_config_param_ops, (void *)KCOLL_CONFIG_P_##which, perm)
+
+KCOLL_CONFIG_PARAM(listen_port, LISTEN_PORT, 0444);
+MODULE_PARM_DESC(listen_port,
+		 "rdma_cm port kcoll listens on in every network namespace (default 18600)");
+KCOLL_CONFIG_PARAM(tos, TOS, 0644);
+MODULE_PARM_DESC(tos,
+		 "IP type of service (RoCE traffic class) of new connections, 0-255; -1: device default");
+KCOLL_CONFIG_PARAM(connect_timeout_ms, CONNECT_TIMEOUT_MS, 0644);
+MODULE_PARM_DESC(connect_timeout_ms,
+		 "How long COMM_CREATE waits for every peer when the caller gives no timeout, 100-3600000 (default 30000)");
+KCOLL_CONFIG_PARAM(op_timeout_ms, OP_TIMEOUT_MS, 0644);
+MODULE_PARM_DESC(op_timeout_ms,
+		 "A peer silent this long while operations wait on it fails the communicator with ETIMEDOUT, 100-3600000 (default 10000)");

@@ -53,7 +53,7 @@ static DEFINE_MUTEX(kcoll_engines_mutex);
 static struct kobject *kcoll_engines_kobj;
 static struct kcoll_engine_entry *kcoll_builtin;
 /* An admin's choice per (dtype, op) (engine-set), or NULL: registration order decides. */
-static struct kcoll_engine_entry __rcu *kcoll_choice[KCOLL_DTYPE_COUNT][KCOLL_REDOP_COUNT];
+static struct kcoll_engine_entry __rcu *kcoll_choice[KCOLL_NUM_DATATYPES][KCOLL_NUM_RED_OPS];
 static const struct kcoll_reduce_engine *kcoll_builtin_ops;
 
 #define to_entry(k) container_of(k, struct kcoll_engine_entry, kobj)
@@ -140,8 +140,8 @@ static void kcoll_engine_forget_choices(struct kcoll_engine_entry *ent)
 	int dt, op;
 
 	lockdep_assert_held(&kcoll_engines_mutex);
-	for (dt = 0; dt < KCOLL_DTYPE_COUNT; dt++)
-		for (op = 0; op < KCOLL_REDOP_COUNT; op++)
+	for (dt = 0; dt < KCOLL_NUM_DATATYPES; dt++)
+		for (op = 0; op < KCOLL_NUM_RED_OPS; op++)
 			if (rcu_access_pointer(kcoll_choice[dt][op]) == ent)
 				RCU_INIT_POINTER(kcoll_choice[dt][op], NULL);
 }
@@ -187,7 +187,7 @@ void kcoll_engine_unregister(struct kcoll_engine *e)
 EXPORT_SYMBOL_GPL(kcoll_engine_unregister);
 
 static void kcoll_builtin_reduce3(void *dst, const void *a, const void *b, size_t count,
-				  enum kcoll_dtype dt, enum kcoll_redop op)
+				  enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	size_t esz = kcoll_dtype_size(dt), per = KCOLL_FPU_PIECE / esz, done = 0;
 
@@ -207,8 +207,8 @@ static void kcoll_builtin_reduce3(void *dst, const void *a, const void *b, size_
 
 /* Offer a piece to a registered engine; true when it did it.  Context: SRCU read side. */
 static bool kcoll_engine_try(struct kcoll_engine_entry *ent, void *dst, const void *a,
-			     const void *b, size_t count, enum kcoll_dtype dt,
-			     enum kcoll_redop op)
+			     const void *b, size_t count, enum kcoll_datatype dt,
+			     enum kcoll_red_op op)
 {
 	struct kcoll_engine *e = ent->engine;
 	size_t bytes = count * kcoll_dtype_size(dt);
@@ -236,7 +236,7 @@ static bool kcoll_engine_try(struct kcoll_engine_entry *ent, void *dst, const vo
  * Context: process context, may sleep.
  */
 void kcoll_engine_reduce3(void *dst, const void *a, const void *b, size_t count,
-			  enum kcoll_dtype dt, enum kcoll_redop op)
+			  enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	struct kcoll_engine_entry *ent;
 	int idx;
@@ -264,12 +264,12 @@ out_unlock:
 }
 
 /* AVG's division by nranks (a no-op for other operators), in bounded FPU sections. */
-void kcoll_engine_finalize(void *buf, size_t count, enum kcoll_dtype dt, enum kcoll_redop op,
+void kcoll_engine_finalize(void *buf, size_t count, enum kcoll_datatype dt, enum kcoll_red_op op,
 			   unsigned int nranks)
 {
 	size_t esz = kcoll_dtype_size(dt), per = KCOLL_FPU_PIECE / esz, done = 0;
 
-	if (op != KCOLL_REDOP_AVG)
+	if (op != KCOLL_AVG)
 		return;
 	while (done < count) {
 		size_t n = min(per, count - done);
@@ -335,8 +335,8 @@ int kcoll_engine_info_get(u32 idx, struct kcoll_engine_info *out)
 	if (!idx)
 		list_for_each_entry(it, &kcoll_engines, list)
 			out->priority++;
-	for (dt = 0; dt < KCOLL_DTYPE_COUNT; dt++) {
-		for (op = 0; op < KCOLL_REDOP_COUNT; op++) {
+	for (dt = 0; dt < KCOLL_NUM_DATATYPES; dt++) {
+		for (op = 0; op < KCOLL_NUM_RED_OPS; op++) {
 			if (kcoll_reduce_check(dt, op))
 				continue;
 			if (ent->engine && !ent->engine->supports(dt, op, KCOLL_ENGINE_REF_BYTES))
@@ -361,7 +361,7 @@ int kcoll_engine_choose(const char *name, u32 dt, u32 op)
 {
 	struct kcoll_engine_entry *ent, *found = NULL;
 
-	if (dt >= KCOLL_DTYPE_COUNT || op >= KCOLL_REDOP_COUNT || kcoll_reduce_check(dt, op))
+	if (dt >= KCOLL_NUM_DATATYPES || op >= KCOLL_NUM_RED_OPS || kcoll_reduce_check(dt, op))
 		return -EINVAL;
 	mutex_lock(&kcoll_engines_mutex);
 	if (!strcmp(name, kobject_name(&kcoll_builtin->kobj)))

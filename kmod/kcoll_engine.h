@@ -35,9 +35,9 @@ struct kcoll_engine_entry;
 struct kcoll_engine {
 	const char *name;
 	struct module *owner;
-	bool (*supports)(enum kcoll_dtype dt, enum kcoll_redop op, size_t bytes);
+	bool (*supports)(enum kcoll_datatype dt, enum kcoll_red_op op, size_t bytes);
 	int (*reduce3)(void *dst, const void *a, const void *b, size_t count,
-		       enum kcoll_dtype dt, enum kcoll_redop op);
+		       enum kcoll_datatype dt, enum kcoll_red_op op);
 	struct kcoll_engine_entry *entry;
 };
 

@@ -3,8 +3,8 @@
  * kcoll: collective communication over RDMA, driven by the kernel.
  *
  * Module entry: parameters, the feature set, and the order in which the parts come up and go
- * down.  Bring-up is sysfs (so devices have a place to appear), the configuration and the
- * netlink family (so device and comm events can be sent), then the ib_client (devices),
+ * down.  Bring-up is sysfs (so devices have a place to appear), the netlink
+ * family (so device and comm events can be sent), then the ib_client (devices),
  * then /dev/kcoll last, so no user can reach a half-initialised module; tear-down is the exact
  * reverse.
  */
@@ -22,25 +22,7 @@ module_param(devices, charp, 0444);
 MODULE_PARM_DESC(devices,
 		 "Comma-separated RDMA device names kcoll may use (default: all devices)");
 
-unsigned short kcoll_listen_port = 18600;
-module_param_named(listen_port, kcoll_listen_port, ushort, 0444);
-MODULE_PARM_DESC(listen_port,
-		 "rdma_cm port kcoll listens on in every network namespace (default 18600)");
-
-int kcoll_tos = -1;
-module_param_named(tos, kcoll_tos, int, 0644);
-MODULE_PARM_DESC(tos,
-		 "IP type of service (RoCE traffic class) of new connections, 0-255; -1: device default");
-
-unsigned int kcoll_connect_timeout_ms = 30000;
-module_param_named(connect_timeout_ms, kcoll_connect_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(connect_timeout_ms,
-		 "How long COMM_CREATE waits for every peer when the caller gives no timeout (default 30000)");
-
-unsigned int kcoll_op_timeout_ms = 10000;
-module_param_named(op_timeout_ms, kcoll_op_timeout_ms, uint, 0644);
-MODULE_PARM_DESC(op_timeout_ms,
-		 "A peer silent this long while operations wait on it fails the communicator with ETIMEDOUT (default 10000)");
+/* listen_port, tos, connect_timeout_ms, op_timeout_ms: views of the store, kcoll_config.c */
 
 unsigned int kcoll_max_buf_mb = 1024;
 module_param_named(max_buf_mb, kcoll_max_buf_mb, uint, 0644);
@@ -113,8 +95,6 @@ static int __init kcoll_init(void)
 {
 	int ret;
 
-	if (kcoll_tos > 255)
-		kcoll_tos = 255;
 	kcoll_fault_init();	/* first: every later step has fail points */
 	/* Each layer routes its message types to itself (kcoll_rx.c), connections to p2p. */
 	ret = kcoll_conn_rx_init() ?: kcoll_p2p_init() ?: kcoll_buf_rx_init();
@@ -133,13 +113,10 @@ static int __init kcoll_init(void)
 	ret = kcoll_engine_init();
 	if (ret)
 		goto out_sysfs;
-	ret = kcoll_config_init();
-	if (ret)
-		goto out_engine;
 	/* Before devices and comms, which send events; its commands cope with neither yet. */
 	ret = kcoll_nl_init();
 	if (ret)
-		goto out_config;
+		goto out_engine;
 	ret = kcoll_comm_init();
 	if (ret)
 		goto out_nl;
@@ -160,8 +137,6 @@ out_comm:
 	kcoll_comm_exit();
 out_nl:
 	kcoll_nl_exit();
-out_config:
-	kcoll_config_exit();
 out_engine:
 	kcoll_engine_exit();
 out_sysfs:
@@ -179,7 +154,6 @@ static void __exit kcoll_exit(void)
 	kcoll_comm_exit();
 	kcoll_listeners_exit();	/* unused by now: no communicator is left */
 	kcoll_nl_exit();
-	kcoll_config_exit();
 	kcoll_engine_exit();
 	kcoll_sysfs_exit();
 	destroy_workqueue(kcoll_wq);

@@ -8,7 +8,7 @@ uAPI header and the kernel's policies follow it.  TAP output, one test per check
 - every attribute set is an enum KCOLL_A_<SET>_<ATTR> with the spec's order;
 - the operations are KCOLL_CMD_<OP> in the spec's order; the family name, version and
   multicast group agree;
-- every min/max of the spec's "checks" is the bound kmod/kcoll_nl.c enforces, and every
+- every min/max of the spec's "checks" is the bound kmod/kcoll_nl*.c enforces, and every
   attribute a do-request takes is in that command's policy.
 """
 import os
@@ -24,7 +24,9 @@ except ImportError:
 TOP = os.path.abspath(os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", ".."))
 SPEC = os.path.join(TOP, "Documentation/netlink/specs/kcoll.yaml")
 HDR = os.path.join(TOP, "include/uapi/linux/kcoll_netlink.h")
-NLC = os.path.join(TOP, "kmod/kcoll_nl.c")
+NLC = sorted(os.path.join(TOP, "kmod", f) for f in os.listdir(os.path.join(TOP, "kmod"))
+             if re.match(r"kcoll_nl(_\w+)?\.c$", f))
+CFG = os.path.join(TOP, "kmod/kcoll_config.h")
 UAPI = os.path.join(TOP, "include/uapi/linux/kcoll.h")
 
 results = []
@@ -66,7 +68,8 @@ def header_enums(text):
 def main():
     spec = yaml.safe_load(open(SPEC))
     hdr = open(HDR).read()
-    nlc = open(NLC).read()
+    nlc = "".join(open(f).read() for f in NLC)
+    cfg = open(CFG).read()
     uapi = open(UAPI).read()
     values = {}
     for _, entries in header_enums(hdr) + header_enums(uapi):
@@ -126,6 +129,9 @@ def main():
              "KCOLL_NUM_ALGORITHMS": values.get("KCOLL_NUM_ALGORITHMS"),
              "KCOLL_NUM_DATATYPES": values.get("KCOLL_NUM_DATATYPES"),
              "KCOLL_NUM_RED_OPS": values.get("KCOLL_NUM_RED_OPS")}
+    # the configuration store's plain numeric constants (kmod/kcoll_config.h)
+    for name, val in re.findall(r"#define (KCOLL_CONFIG_\w+)\s+(\d+)\s*$", cfg, re.M):
+        const[name] = int(val)
 
     def ev(expr):
         expr = expr.strip()

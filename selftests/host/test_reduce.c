@@ -147,19 +147,19 @@ static u16 ref_f2bf(float f)
 
 /* ---- reference element operations ---------------------------------------------------------- */
 
-static float ref_fop(float a, float b, enum kcoll_redop op)
+static float ref_fop(float a, float b, enum kcoll_red_op op)
 {
 	float r;
 
 	switch (op) {
-	case KCOLL_REDOP_SUM:
-	case KCOLL_REDOP_AVG:
+	case KCOLL_SUM:
+	case KCOLL_AVG:
 		r = a + b;
 		break;
-	case KCOLL_REDOP_PROD:
+	case KCOLL_PROD:
 		r = a * b;
 		break;
-	case KCOLL_REDOP_MIN:
+	case KCOLL_MIN:
 		if (isnan(a) || isnan(b))
 			return NAN;
 		if (a == b && a == 0)
@@ -177,15 +177,15 @@ static float ref_fop(float a, float b, enum kcoll_redop op)
 	return r;
 }
 
-static double ref_dop(double a, double b, enum kcoll_redop op)
+static double ref_dop(double a, double b, enum kcoll_red_op op)
 {
 	switch (op) {
-	case KCOLL_REDOP_SUM:
-	case KCOLL_REDOP_AVG:
+	case KCOLL_SUM:
+	case KCOLL_AVG:
 		return a + b;
-	case KCOLL_REDOP_PROD:
+	case KCOLL_PROD:
 		return a * b;
-	case KCOLL_REDOP_MIN:
+	case KCOLL_MIN:
 		if (isnan(a) || isnan(b))
 			return NAN;
 		if (a == b && a == 0)
@@ -202,19 +202,19 @@ static double ref_dop(double a, double b, enum kcoll_redop op)
 
 /* Integers: computed wide, truncated to the width (two's complement wrap). */
 static u64 ref_iop(s64 sa, s64 sb, u64 ua, u64 ub, bool sgn, unsigned int bits,
-		   enum kcoll_redop op)
+		   enum kcoll_red_op op)
 {
 	u64 mask = bits == 64 ? ~0ULL : (1ULL << bits) - 1;
 	unsigned __int128 w;
 
 	switch (op) {
-	case KCOLL_REDOP_SUM:
+	case KCOLL_SUM:
 		w = (unsigned __int128)ua + ub;
 		return (u64)w & mask;
-	case KCOLL_REDOP_PROD:
+	case KCOLL_PROD:
 		w = (unsigned __int128)ua * ub;
 		return (u64)w & mask;
-	case KCOLL_REDOP_MIN:
+	case KCOLL_MIN:
 		return (sgn ? (sa < sb ? ua : ub) : (ua < ub ? ua : ub)) & mask;
 	default:
 		return (sgn ? (sa > sb ? ua : ub) : (ua > ub ? ua : ub)) & mask;
@@ -222,13 +222,13 @@ static u64 ref_iop(s64 sa, s64 sb, u64 ua, u64 ub, bool sgn, unsigned int bits,
 }
 
 /* Reference for one element: bytes of a and b to bytes of out. */
-static void ref_elem(enum kcoll_dtype dt, enum kcoll_redop op, const u8 *a, const u8 *b,
+static void ref_elem(enum kcoll_datatype dt, enum kcoll_red_op op, const u8 *a, const u8 *b,
 		     u8 *out)
 {
 	size_t es = kcoll_dtype_size(dt);
 
 	switch (dt) {
-	case KCOLL_DTYPE_FP32: {
+	case KCOLL_FP32: {
 		float x, y, r;
 		u32 q = 0x7fc00000;
 
@@ -241,7 +241,7 @@ static void ref_elem(enum kcoll_dtype dt, enum kcoll_redop op, const u8 *a, cons
 			memcpy(out, &r, 4);
 		return;
 	}
-	case KCOLL_DTYPE_FP64: {
+	case KCOLL_FP64: {
 		double x, y, r;
 		u64 q = 0x7ff8000000000000ULL;
 
@@ -254,10 +254,10 @@ static void ref_elem(enum kcoll_dtype dt, enum kcoll_redop op, const u8 *a, cons
 			memcpy(out, &r, 8);
 		return;
 	}
-	case KCOLL_DTYPE_FP16:
-	case KCOLL_DTYPE_BF16: {
+	case KCOLL_FP16:
+	case KCOLL_BF16: {
 		u16 x, y, r;
-		bool h = dt == KCOLL_DTYPE_FP16;
+		bool h = dt == KCOLL_FP16;
 
 		memcpy(&x, a, 2);
 		memcpy(&y, b, 2);
@@ -267,8 +267,8 @@ static void ref_elem(enum kcoll_dtype dt, enum kcoll_redop op, const u8 *a, cons
 		return;
 	}
 	default: {
-		bool sgn = dt == KCOLL_DTYPE_INT8 || dt == KCOLL_DTYPE_INT32 ||
-			   dt == KCOLL_DTYPE_INT64;
+		bool sgn = dt == KCOLL_INT8 || dt == KCOLL_INT32 ||
+			   dt == KCOLL_INT64;
 		u64 ua = 0, ub = 0, r;
 		s64 sa, sb;
 		unsigned int bits = (unsigned int)es * 8;
@@ -311,7 +311,7 @@ static const u16 b16_special[] = {
 };
 
 /* Random elements: random bits, a quarter of them special values for floats. */
-static void fill(u8 *p, size_t n, enum kcoll_dtype dt)
+static void fill(u8 *p, size_t n, enum kcoll_datatype dt)
 {
 	size_t es = kcoll_dtype_size(dt), i;
 
@@ -322,13 +322,13 @@ static void fill(u8 *p, size_t n, enum kcoll_dtype dt)
 			u64 k = x >> 8;
 
 			switch (dt) {
-			case KCOLL_DTYPE_FP32:
+			case KCOLL_FP32:
 				memcpy(p + i * 4, &f32_special[k % (sizeof(f32_special) / 4)], 4);
 				break;
-			case KCOLL_DTYPE_FP64:
+			case KCOLL_FP64:
 				memcpy(p + i * 8, &f64_special[k % (sizeof(f64_special) / 8)], 8);
 				break;
-			case KCOLL_DTYPE_FP16:
+			case KCOLL_FP16:
 				memcpy(p + i * 2, &h16_special[k % (sizeof(h16_special) / 2)], 2);
 				break;
 			default:
@@ -339,18 +339,18 @@ static void fill(u8 *p, size_t n, enum kcoll_dtype dt)
 		}
 		if (kcoll_dtype_is_float(dt) && (x & 3) == 1) {
 			/* ordinary numbers of moderate range: sums and products that round */
-			if (dt == KCOLL_DTYPE_FP32) {
+			if (dt == KCOLL_FP32) {
 				float f = (float)((s64)(x >> 11) % 100000) / 1024.0f;
 
 				memcpy(p + i * 4, &f, 4);
-			} else if (dt == KCOLL_DTYPE_FP64) {
+			} else if (dt == KCOLL_FP64) {
 				double f = (double)((s64)(x >> 11) % 100000000) / 1048576.0;
 
 				memcpy(p + i * 8, &f, 8);
 			} else {
 				u16 h = (u16)((x >> 16) & 0x3fff) | (u16)((x >> 40) & 0x8000);
 
-				if (dt == KCOLL_DTYPE_BF16)
+				if (dt == KCOLL_BF16)
 					h = (u16)(0x3c00 + ((x >> 16) & 0x7ff)) |
 					    (u16)((x >> 40) & 0x8000);
 				memcpy(p + i * 2, &h, 2);
@@ -392,8 +392,8 @@ static void init_engines(void)
  * Returns the index of the first wrong element, -2 for a guard byte overwritten, -1 if all
  * good.
  */
-static long check_one(const struct kcoll_reduce_engine *e, enum kcoll_dtype dt,
-		      enum kcoll_redop op, size_t count, int mode, unsigned int oa, unsigned int ob,
+static long check_one(const struct kcoll_reduce_engine *e, enum kcoll_datatype dt,
+		      enum kcoll_red_op op, size_t count, int mode, unsigned int oa, unsigned int ob,
 		      unsigned int od, char *why, size_t whylen)
 {
 	size_t es = kcoll_dtype_size(dt), n = count * es, i;
@@ -469,39 +469,39 @@ TEST(names_and_sizes)
 	static const size_t sz[] = { 1, 1, 4, 4, 8, 8, 2, 2, 4, 8 };
 	int i;
 
-	for (i = 0; i < KCOLL_DTYPE_COUNT; i++) {
-		EXPECT_EQ(sz[i], kcoll_dtype_size((enum kcoll_dtype)i));
-		EXPECT_EQ(i, kcoll_dtype_from_name(kcoll_dtype_name((enum kcoll_dtype)i)));
+	for (i = 0; i < KCOLL_NUM_DATATYPES; i++) {
+		EXPECT_EQ(sz[i], kcoll_dtype_size((enum kcoll_datatype)i));
+		EXPECT_EQ(i, kcoll_dtype_from_name(kcoll_dtype_name((enum kcoll_datatype)i)));
 	}
-	for (i = 0; i < KCOLL_REDOP_COUNT; i++)
-		EXPECT_EQ(i, kcoll_redop_from_name(kcoll_redop_name((enum kcoll_redop)i)));
-	EXPECT_STREQ("bf16", kcoll_dtype_name(KCOLL_DTYPE_BF16));
-	EXPECT_STREQ("avg", kcoll_redop_name(KCOLL_REDOP_AVG));
-	EXPECT_EQ(NULL, kcoll_dtype_name(KCOLL_DTYPE_COUNT));
-	EXPECT_EQ(0, kcoll_dtype_size(KCOLL_DTYPE_COUNT));
+	for (i = 0; i < KCOLL_NUM_RED_OPS; i++)
+		EXPECT_EQ(i, kcoll_redop_from_name(kcoll_redop_name((enum kcoll_red_op)i)));
+	EXPECT_STREQ("bf16", kcoll_dtype_name(KCOLL_BF16));
+	EXPECT_STREQ("avg", kcoll_redop_name(KCOLL_AVG));
+	EXPECT_EQ(NULL, kcoll_dtype_name(KCOLL_NUM_DATATYPES));
+	EXPECT_EQ(0, kcoll_dtype_size(KCOLL_NUM_DATATYPES));
 	EXPECT_EQ(-EINVAL, kcoll_dtype_from_name("float"));
 	EXPECT_EQ(-EINVAL, kcoll_redop_from_name("su"));
 	/* uAPI values */
-	EXPECT_EQ(6, KCOLL_DTYPE_FP16);
-	EXPECT_EQ(9, KCOLL_DTYPE_FP64);
-	EXPECT_EQ(4, KCOLL_REDOP_AVG);
+	EXPECT_EQ(6, KCOLL_FP16);
+	EXPECT_EQ(9, KCOLL_FP64);
+	EXPECT_EQ(4, KCOLL_AVG);
 }
 
 TEST(check_matrix)
 {
 	int d, o;
 
-	for (d = 0; d < KCOLL_DTYPE_COUNT; d++)
-		for (o = 0; o < KCOLL_REDOP_COUNT; o++) {
-			int want = o == KCOLL_REDOP_AVG &&
-				   !kcoll_dtype_is_float((enum kcoll_dtype)d) ? -EINVAL : 0;
+	for (d = 0; d < KCOLL_NUM_DATATYPES; d++)
+		for (o = 0; o < KCOLL_NUM_RED_OPS; o++) {
+			int want = o == KCOLL_AVG &&
+				   !kcoll_dtype_is_float((enum kcoll_datatype)d) ? -EINVAL : 0;
 
-			EXPECT_EQ(want, kcoll_reduce_check((enum kcoll_dtype)d,
-							   (enum kcoll_redop)o));
+			EXPECT_EQ(want, kcoll_reduce_check((enum kcoll_datatype)d,
+							   (enum kcoll_red_op)o));
 		}
-	EXPECT_EQ(-EINVAL, kcoll_reduce_check(KCOLL_DTYPE_COUNT, KCOLL_REDOP_SUM));
-	EXPECT_EQ(-EINVAL, kcoll_reduce_check(KCOLL_DTYPE_FP32, KCOLL_REDOP_COUNT));
-	EXPECT_EQ(-EINVAL, kcoll_reduce_check((enum kcoll_dtype)-1, KCOLL_REDOP_SUM));
+	EXPECT_EQ(-EINVAL, kcoll_reduce_check(KCOLL_NUM_DATATYPES, KCOLL_SUM));
+	EXPECT_EQ(-EINVAL, kcoll_reduce_check(KCOLL_FP32, KCOLL_NUM_RED_OPS));
+	EXPECT_EQ(-EINVAL, kcoll_reduce_check((enum kcoll_datatype)-1, KCOLL_SUM));
 }
 
 /* An unsupported pair leaves dst alone in every engine; supports() agrees with check. */
@@ -514,16 +514,16 @@ TEST(unsupported_pairs_untouched)
 	memset(a, 1, sizeof(a));
 	memset(b, 2, sizeof(b));
 	for (i = 0; i < nengines; i++) {
-		for (d0 = 0; d0 < KCOLL_DTYPE_COUNT; d0++)
-			for (o = 0; o < KCOLL_REDOP_COUNT; o++)
-				EXPECT_EQ(kcoll_reduce_check((enum kcoll_dtype)d0,
-							     (enum kcoll_redop)o) == 0,
-					  engines[i]->supports((enum kcoll_dtype)d0,
-							       (enum kcoll_redop)o));
+		for (d0 = 0; d0 < KCOLL_NUM_DATATYPES; d0++)
+			for (o = 0; o < KCOLL_NUM_RED_OPS; o++)
+				EXPECT_EQ(kcoll_reduce_check((enum kcoll_datatype)d0,
+							     (enum kcoll_red_op)o) == 0,
+					  engines[i]->supports((enum kcoll_datatype)d0,
+							       (enum kcoll_red_op)o));
 		memset(d, 7, sizeof(d));
-		engines[i]->reduce(d, b, 8, KCOLL_DTYPE_INT32, KCOLL_REDOP_AVG);
-		engines[i]->reduce3(d, a, b, 8, KCOLL_DTYPE_UINT8, KCOLL_REDOP_AVG);
-		engines[i]->reduce3(d, a, b, 8, KCOLL_DTYPE_COUNT, KCOLL_REDOP_SUM);
+		engines[i]->reduce(d, b, 8, KCOLL_INT32, KCOLL_AVG);
+		engines[i]->reduce3(d, a, b, 8, KCOLL_UINT8, KCOLL_AVG);
+		engines[i]->reduce3(d, a, b, 8, KCOLL_NUM_DATATYPES, KCOLL_SUM);
 		for (o = 0; o < 64; o++)
 			ASSERT_EQ(7, d[o]);
 	}
@@ -553,9 +553,9 @@ TEST(all_pairs_vs_reference)
 	if (nengines < 2)
 		ksft_print_msg("no AVX2 on this CPU: the generic engine only\n");
 	for (i = 0; i < nengines; i++)
-		for (d = 0; d < KCOLL_DTYPE_COUNT; d++)
-			for (o = 0; o < KCOLL_REDOP_COUNT; o++) {
-				if (kcoll_reduce_check((enum kcoll_dtype)d, (enum kcoll_redop)o))
+		for (d = 0; d < KCOLL_NUM_DATATYPES; d++)
+			for (o = 0; o < KCOLL_NUM_RED_OPS; o++) {
+				if (kcoll_reduce_check((enum kcoll_datatype)d, (enum kcoll_red_op)o))
 					continue;
 				for (c = 0; c < 6; c++)
 					for (m = 0; m < 5; m++)
@@ -564,8 +564,8 @@ TEST(all_pairs_vs_reference)
 
 							if (c == 5 && f > 1)
 								continue;
-							bad = check_one(engines[i], (enum kcoll_dtype)d,
-									(enum kcoll_redop)o, counts[c],
+							bad = check_one(engines[i], (enum kcoll_datatype)d,
+									(enum kcoll_red_op)o, counts[c],
 									m, offs[f][0], offs[f][1],
 									offs[f][2], why, sizeof(why));
 							if (bad != -1)
@@ -587,12 +587,12 @@ TEST(avx2_bit_identical)
 	init_engines();
 	if (nengines < 2)
 		SKIP(return, "CPU without AVX2");
-	for (d = 0; d < KCOLL_DTYPE_COUNT; d++) {
-		es = kcoll_dtype_size((enum kcoll_dtype)d);
-		for (o = 0; o < KCOLL_REDOP_COUNT; o++) {
+	for (d = 0; d < KCOLL_NUM_DATATYPES; d++) {
+		es = kcoll_dtype_size((enum kcoll_datatype)d);
+		for (o = 0; o < KCOLL_NUM_RED_OPS; o++) {
 			u8 *a, *b, *g, *x;
 
-			if (kcoll_reduce_check((enum kcoll_dtype)d, (enum kcoll_redop)o))
+			if (kcoll_reduce_check((enum kcoll_datatype)d, (enum kcoll_red_op)o))
 				continue;
 			a = malloc(n * es + 1);
 			b = malloc(n * es + 1);
@@ -605,13 +605,13 @@ TEST(avx2_bit_identical)
 						b[i] = (u8)rnd();
 					}
 				} else {
-					fill(a, n, (enum kcoll_dtype)d);
-					fill(b, n, (enum kcoll_dtype)d);
+					fill(a, n, (enum kcoll_datatype)d);
+					fill(b, n, (enum kcoll_datatype)d);
 				}
-				kcoll_reduce_engine_generic.reduce3(g, a, b, n, (enum kcoll_dtype)d,
-								    (enum kcoll_redop)o);
-				kcoll_reduce_engine_avx2.reduce3(x + 1, a, b, n, (enum kcoll_dtype)d,
-								 (enum kcoll_redop)o);
+				kcoll_reduce_engine_generic.reduce3(g, a, b, n, (enum kcoll_datatype)d,
+								    (enum kcoll_red_op)o);
+				kcoll_reduce_engine_avx2.reduce3(x + 1, a, b, n, (enum kcoll_datatype)d,
+								 (enum kcoll_red_op)o);
 				for (i = 0; i < n * es; i++)
 					if (g[i] != x[i + 1])
 						break;
@@ -637,7 +637,7 @@ static u32 f32b(float f)
 	return b;
 }
 
-static u32 red_f32(const struct kcoll_reduce_engine *e, float x, float y, enum kcoll_redop op)
+static u32 red_f32(const struct kcoll_reduce_engine *e, float x, float y, enum kcoll_red_op op)
 {
 	float v[9], w[9];
 	int i;
@@ -646,15 +646,15 @@ static u32 red_f32(const struct kcoll_reduce_engine *e, float x, float y, enum k
 		v[i] = x;
 		w[i] = y;
 	}
-	e->reduce(v, w, 9, KCOLL_DTYPE_FP32, op);
+	e->reduce(v, w, 9, KCOLL_FP32, op);
 	for (i = 1; i < 9; i++)
 		if (f32b(v[i]) != f32b(v[0]))
 			return 0xdeadbeef;
 	return f32b(v[0]);
 }
 
-static u16 red_16(const struct kcoll_reduce_engine *e, enum kcoll_dtype dt, u16 x, u16 y,
-		  enum kcoll_redop op)
+static u16 red_16(const struct kcoll_reduce_engine *e, enum kcoll_datatype dt, u16 x, u16 y,
+		  enum kcoll_red_op op)
 {
 	u16 v[17], w[17];
 	int i;
@@ -679,49 +679,49 @@ TEST(float_special_cases)
 		const struct kcoll_reduce_engine *e = engines[i];
 
 		/* NaN propagates through MIN/MAX, either side, canonical */
-		EXPECT_EQ(0x7fc00000, red_f32(e, NAN, 1.0f, KCOLL_REDOP_MIN));
-		EXPECT_EQ(0x7fc00000, red_f32(e, 1.0f, -NAN, KCOLL_REDOP_MAX));
-		EXPECT_EQ(0x7fc00000, red_f32(e, -INFINITY, NAN, KCOLL_REDOP_MIN));
+		EXPECT_EQ(0x7fc00000, red_f32(e, NAN, 1.0f, KCOLL_MIN));
+		EXPECT_EQ(0x7fc00000, red_f32(e, 1.0f, -NAN, KCOLL_MAX));
+		EXPECT_EQ(0x7fc00000, red_f32(e, -INFINITY, NAN, KCOLL_MIN));
 		/* -0 < +0, in both orders */
-		EXPECT_EQ(0x80000000, red_f32(e, 0.0f, -0.0f, KCOLL_REDOP_MIN));
-		EXPECT_EQ(0x80000000, red_f32(e, -0.0f, 0.0f, KCOLL_REDOP_MIN));
-		EXPECT_EQ(0x00000000, red_f32(e, 0.0f, -0.0f, KCOLL_REDOP_MAX));
-		EXPECT_EQ(0x00000000, red_f32(e, -0.0f, 0.0f, KCOLL_REDOP_MAX));
+		EXPECT_EQ(0x80000000, red_f32(e, 0.0f, -0.0f, KCOLL_MIN));
+		EXPECT_EQ(0x80000000, red_f32(e, -0.0f, 0.0f, KCOLL_MIN));
+		EXPECT_EQ(0x00000000, red_f32(e, 0.0f, -0.0f, KCOLL_MAX));
+		EXPECT_EQ(0x00000000, red_f32(e, -0.0f, 0.0f, KCOLL_MAX));
 		/* Inf arithmetic */
-		EXPECT_EQ(0x7fc00000, red_f32(e, INFINITY, -INFINITY, KCOLL_REDOP_SUM));
-		EXPECT_EQ(0x7fc00000, red_f32(e, 0.0f, INFINITY, KCOLL_REDOP_PROD));
-		EXPECT_EQ(0xff800000, red_f32(e, -INFINITY, 5.0f, KCOLL_REDOP_SUM));
-		EXPECT_EQ(0x7f800000, red_f32(e, 3e38f, 3e38f, KCOLL_REDOP_SUM));
-		EXPECT_EQ(0xff800000, red_f32(e, -INFINITY, 5.0f, KCOLL_REDOP_MIN));
+		EXPECT_EQ(0x7fc00000, red_f32(e, INFINITY, -INFINITY, KCOLL_SUM));
+		EXPECT_EQ(0x7fc00000, red_f32(e, 0.0f, INFINITY, KCOLL_PROD));
+		EXPECT_EQ(0xff800000, red_f32(e, -INFINITY, 5.0f, KCOLL_SUM));
+		EXPECT_EQ(0x7f800000, red_f32(e, 3e38f, 3e38f, KCOLL_SUM));
+		EXPECT_EQ(0xff800000, red_f32(e, -INFINITY, 5.0f, KCOLL_MIN));
 		/* subnormals are not flushed */
-		EXPECT_EQ(0x00000002, red_f32(e, 0x1p-149f, 0x1p-149f, KCOLL_REDOP_SUM));
+		EXPECT_EQ(0x00000002, red_f32(e, 0x1p-149f, 0x1p-149f, KCOLL_SUM));
 		/* -0 + -0 = -0; -0 + +0 = +0 */
-		EXPECT_EQ(0x80000000, red_f32(e, -0.0f, -0.0f, KCOLL_REDOP_SUM));
-		EXPECT_EQ(0x00000000, red_f32(e, -0.0f, 0.0f, KCOLL_REDOP_SUM));
+		EXPECT_EQ(0x80000000, red_f32(e, -0.0f, -0.0f, KCOLL_SUM));
+		EXPECT_EQ(0x00000000, red_f32(e, -0.0f, 0.0f, KCOLL_SUM));
 
 		/* fp16: 1 + 2^-11 is a tie: to even, 1.0 */
-		EXPECT_EQ(0x3c00, red_16(e, KCOLL_DTYPE_FP16, 0x3c00, 0x1000, KCOLL_REDOP_SUM));
+		EXPECT_EQ(0x3c00, red_16(e, KCOLL_FP16, 0x3c00, 0x1000, KCOLL_SUM));
 		/* 1 + 1.5 ulp (3*2^-11): a tie, to even: 1 + 2 ulp */
-		EXPECT_EQ(0x3c02, red_16(e, KCOLL_DTYPE_FP16, 0x3c00, 0x1600, KCOLL_REDOP_SUM));
+		EXPECT_EQ(0x3c02, red_16(e, KCOLL_FP16, 0x3c00, 0x1600, KCOLL_SUM));
 		/* 1 + 0.75 ulp rounds to 1 + ulp */
-		EXPECT_EQ(0x3c01, red_16(e, KCOLL_DTYPE_FP16, 0x3c00, 0x1200, KCOLL_REDOP_SUM));
+		EXPECT_EQ(0x3c01, red_16(e, KCOLL_FP16, 0x3c00, 0x1200, KCOLL_SUM));
 		/* 65504 + 16 = 65520: tie, to even = Inf; 65504 + 8 stays */
-		EXPECT_EQ(0x7c00, red_16(e, KCOLL_DTYPE_FP16, 0x7bff, 0x4c00, KCOLL_REDOP_SUM));
-		EXPECT_EQ(0x7bff, red_16(e, KCOLL_DTYPE_FP16, 0x7bff, 0x4800, KCOLL_REDOP_SUM));
+		EXPECT_EQ(0x7c00, red_16(e, KCOLL_FP16, 0x7bff, 0x4c00, KCOLL_SUM));
+		EXPECT_EQ(0x7bff, red_16(e, KCOLL_FP16, 0x7bff, 0x4800, KCOLL_SUM));
 		/* smallest subnormals: 2^-24 + 2^-24 = 2^-23; 2^-24 * 0.5 = tie to 0 */
-		EXPECT_EQ(0x0002, red_16(e, KCOLL_DTYPE_FP16, 0x0001, 0x0001, KCOLL_REDOP_SUM));
-		EXPECT_EQ(0x0000, red_16(e, KCOLL_DTYPE_FP16, 0x0001, 0x3800, KCOLL_REDOP_PROD));
-		EXPECT_EQ(0x0002, red_16(e, KCOLL_DTYPE_FP16, 0x0003, 0x3800, KCOLL_REDOP_PROD));
+		EXPECT_EQ(0x0002, red_16(e, KCOLL_FP16, 0x0001, 0x0001, KCOLL_SUM));
+		EXPECT_EQ(0x0000, red_16(e, KCOLL_FP16, 0x0001, 0x3800, KCOLL_PROD));
+		EXPECT_EQ(0x0002, red_16(e, KCOLL_FP16, 0x0003, 0x3800, KCOLL_PROD));
 		/* NaN stays NaN (canonical), never turns into Inf */
-		EXPECT_EQ(0x7e00, red_16(e, KCOLL_DTYPE_FP16, 0x7c01, 0x3c00, KCOLL_REDOP_SUM));
-		EXPECT_EQ(0x7e00, red_16(e, KCOLL_DTYPE_FP16, 0x3c00, 0xfe00, KCOLL_REDOP_MAX));
-		EXPECT_EQ(0x8000, red_16(e, KCOLL_DTYPE_FP16, 0x0000, 0x8000, KCOLL_REDOP_MIN));
+		EXPECT_EQ(0x7e00, red_16(e, KCOLL_FP16, 0x7c01, 0x3c00, KCOLL_SUM));
+		EXPECT_EQ(0x7e00, red_16(e, KCOLL_FP16, 0x3c00, 0xfe00, KCOLL_MAX));
+		EXPECT_EQ(0x8000, red_16(e, KCOLL_FP16, 0x0000, 0x8000, KCOLL_MIN));
 		/* bf16: NaN canonical, overflow to Inf, ties to even */
-		EXPECT_EQ(0x7fc0, red_16(e, KCOLL_DTYPE_BF16, 0x7f81, 0x3f80, KCOLL_REDOP_PROD));
-		EXPECT_EQ(0x7f80, red_16(e, KCOLL_DTYPE_BF16, 0x7f7f, 0x7f7f, KCOLL_REDOP_SUM));
+		EXPECT_EQ(0x7fc0, red_16(e, KCOLL_BF16, 0x7f81, 0x3f80, KCOLL_PROD));
+		EXPECT_EQ(0x7f80, red_16(e, KCOLL_BF16, 0x7f7f, 0x7f7f, KCOLL_SUM));
 		/* 1 + 2^-8: tie between 1 and 1 + 2^-7: even, 1.0 */
-		EXPECT_EQ(0x3f80, red_16(e, KCOLL_DTYPE_BF16, 0x3f80, 0x3b80, KCOLL_REDOP_SUM));
-		EXPECT_EQ(0xff80, red_16(e, KCOLL_DTYPE_BF16, 0xff80, 0x3f80, KCOLL_REDOP_MIN));
+		EXPECT_EQ(0x3f80, red_16(e, KCOLL_BF16, 0x3f80, 0x3b80, KCOLL_SUM));
+		EXPECT_EQ(0xff80, red_16(e, KCOLL_BF16, 0xff80, 0x3f80, KCOLL_MIN));
 	}
 }
 
@@ -745,8 +745,8 @@ TEST(integer_wrap)
 			u8a[j] = 255;
 			u8b[j] = 2;
 		}
-		e->reduce(a8, b8, 40, KCOLL_DTYPE_INT8, KCOLL_REDOP_SUM);
-		e->reduce(u8a, u8b, 40, KCOLL_DTYPE_UINT8, KCOLL_REDOP_PROD);
+		e->reduce(a8, b8, 40, KCOLL_INT8, KCOLL_SUM);
+		e->reduce(u8a, u8b, 40, KCOLL_UINT8, KCOLL_PROD);
 		for (j = 0; j < 40; j++) {
 			ASSERT_EQ(-128, a8[j]);
 			ASSERT_EQ(254, u8a[j]);
@@ -755,7 +755,7 @@ TEST(integer_wrap)
 			a32[j] = INT32_MAX;
 			b32[j] = 2;
 		}
-		e->reduce(a32, b32, 20, KCOLL_DTYPE_INT32, KCOLL_REDOP_PROD);
+		e->reduce(a32, b32, 20, KCOLL_INT32, KCOLL_PROD);
 		for (j = 0; j < 20; j++)
 			ASSERT_EQ(-2, a32[j]);
 		for (j = 0; j < 10; j++) {
@@ -764,8 +764,8 @@ TEST(integer_wrap)
 			u64a[j] = ~0ULL;
 			u64b[j] = 1ULL << 63;
 		}
-		e->reduce(a64, b64, 10, KCOLL_DTYPE_INT64, KCOLL_REDOP_PROD);
-		e->reduce(u64a, u64b, 10, KCOLL_DTYPE_UINT64, KCOLL_REDOP_MIN);
+		e->reduce(a64, b64, 10, KCOLL_INT64, KCOLL_PROD);
+		e->reduce(u64a, u64b, 10, KCOLL_UINT64, KCOLL_MIN);
 		for (j = 0; j < 10; j++) {
 			ASSERT_EQ(INT64_MIN, a64[j]);
 			ASSERT_EQ(1ULL << 63, u64a[j]);
@@ -777,8 +777,8 @@ TEST(integer_wrap)
 			u8a[j] = 0xff;
 			u8b[j] = 1;
 		}
-		e->reduce(a8, b8, 40, KCOLL_DTYPE_INT8, KCOLL_REDOP_MAX);
-		e->reduce(u8a, u8b, 40, KCOLL_DTYPE_UINT8, KCOLL_REDOP_MAX);
+		e->reduce(a8, b8, 40, KCOLL_INT8, KCOLL_MAX);
+		e->reduce(u8a, u8b, 40, KCOLL_UINT8, KCOLL_MAX);
 		for (j = 0; j < 40; j++) {
 			ASSERT_EQ(1, a8[j]);
 			ASSERT_EQ(0xff, u8a[j]);
@@ -795,28 +795,28 @@ TEST(avg_finalize)
 	s32 x[2] = { 10, 20 };
 	u32 nan = 0x7fc00000, b;
 
-	kcoll_reduce_finalize(f, 5, KCOLL_DTYPE_FP32, KCOLL_REDOP_AVG, 4);
+	kcoll_reduce_finalize(f, 5, KCOLL_FP32, KCOLL_AVG, 4);
 	EXPECT_EQ(f32b(2.5f), f32b(f[0]));
 	EXPECT_EQ(f32b(-0.75f), f32b(f[1]));
 	EXPECT_EQ(f32b(0.25f), f32b(f[2]));
 	EXPECT_EQ(0x7f800000, f32b(f[3]));
 	memcpy(&b, &f[4], 4);
 	EXPECT_EQ(nan, b);
-	kcoll_reduce_finalize(g, 3, KCOLL_DTYPE_FP64, KCOLL_REDOP_AVG, 3);
+	kcoll_reduce_finalize(g, 3, KCOLL_FP64, KCOLL_AVG, 3);
 	EXPECT_EQ(7.0 / 3.0, g[0]);
 	EXPECT_EQ(1.0 / 3.0, g[1]);
 	EXPECT_TRUE(signbit(g[2]));
-	kcoll_reduce_finalize(h, 3, KCOLL_DTYPE_FP16, KCOLL_REDOP_AVG, 3);
+	kcoll_reduce_finalize(h, 3, KCOLL_FP16, KCOLL_AVG, 3);
 	EXPECT_EQ(0x42ab, h[0]);	/* 10/3 = 3.3333 -> 3.334 */
 	EXPECT_EQ(0x3555, h[1]);	/* 1/3 */
 	EXPECT_EQ(0x7555, h[2]);	/* 65504/3 = 21834.67 -> 21840 */
-	kcoll_reduce_finalize(bf, 2, KCOLL_DTYPE_BF16, KCOLL_REDOP_AVG, 4);
+	kcoll_reduce_finalize(bf, 2, KCOLL_BF16, KCOLL_AVG, 4);
 	EXPECT_EQ(0x4020, bf[0]);	/* 2.5 */
 	EXPECT_EQ(0x3e80, bf[1]);	/* 0.25 */
 	/* a no-op for other ops, or integers, or one rank */
-	kcoll_reduce_finalize(x, 2, KCOLL_DTYPE_INT32, KCOLL_REDOP_SUM, 4);
-	kcoll_reduce_finalize(f, 1, KCOLL_DTYPE_FP32, KCOLL_REDOP_SUM, 4);
-	kcoll_reduce_finalize(f, 1, KCOLL_DTYPE_FP32, KCOLL_REDOP_AVG, 1);
+	kcoll_reduce_finalize(x, 2, KCOLL_INT32, KCOLL_SUM, 4);
+	kcoll_reduce_finalize(f, 1, KCOLL_FP32, KCOLL_SUM, 4);
+	kcoll_reduce_finalize(f, 1, KCOLL_FP32, KCOLL_AVG, 1);
 	EXPECT_EQ(10, x[0]);
 	EXPECT_EQ(f32b(2.5f), f32b(f[0]));
 }
@@ -855,12 +855,12 @@ TEST(avg_is_rounded_quotient)
 	static const u32 ranks[] = { 1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 100, 127, 255, 257, 1000,
 				     2047, 2049, 3001, 4095, 4096 };
 	const struct {
-		enum kcoll_dtype dt;
+		enum kcoll_datatype dt;
 		const float *tab;
 		u32 maxc;	/* largest finite code */
 	} types[2] = {
-		{ KCOLL_DTYPE_FP16, h16_val, 0x7bff },
-		{ KCOLL_DTYPE_BF16, b16_val, 0x7f7f },
+		{ KCOLL_FP16, h16_val, 0x7bff },
+		{ KCOLL_BF16, b16_val, 0x7f7f },
 	};
 	u32 i, h, t;
 
@@ -873,7 +873,7 @@ TEST(avg_is_rounded_quotient)
 
 				if (isnan(v) || isinf(v))
 					continue;
-				kcoll_reduce_finalize(&got, 1, types[t].dt, KCOLL_REDOP_AVG, ranks[i]);
+				kcoll_reduce_finalize(&got, 1, types[t].dt, KCOLL_AVG, ranks[i]);
 				want = (h & 0x8000) | nearest_d(types[t].tab, types[t].maxc,
 								fabs((double)v) / ranks[i]);
 				ASSERT_EQ(want, got) {

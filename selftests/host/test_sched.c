@@ -60,8 +60,8 @@ static int mode_valgrind(void)
 enum dkind { DK_U64_SUM, DK_F32_SUM, DK_U8_SUM, DK_COUNT };
 
 static const u32 dk_es[DK_COUNT] = { 8, 4, 1 };
-static const enum kcoll_dtype dk_dtype[DK_COUNT] = {
-	KCOLL_DTYPE_UINT64, KCOLL_DTYPE_FP32, KCOLL_DTYPE_UINT8
+static const enum kcoll_datatype dk_dtype[DK_COUNT] = {
+	KCOLL_UINT64, KCOLL_FP32, KCOLL_UINT8
 };
 
 struct trun {
@@ -464,7 +464,7 @@ static int run_one(struct trun *t, struct sweep_stats *st)
 	cfg.algo = t->algo;
 	cfg.chunk_bytes = t->chunk;
 	cfg.dtype = dk_dtype[t->dk];
-	cfg.op = KCOLL_REDOP_SUM;
+	cfg.op = KCOLL_SUM;
 	cfg.check_barrier = t->coll == KCOLL_COLL_BARRIER;
 	cfg.hazard_sample = mode_full() ? 0 : 40;
 
@@ -1335,8 +1335,8 @@ TEST(documented_avg_example)
 		cfg.args.count = 1;
 		cfg.args.elem_size = 2;
 		cfg.algo = avg_example[i].algo;
-		cfg.dtype = KCOLL_DTYPE_FP16;
-		cfg.op = KCOLL_REDOP_AVG;
+		cfg.dtype = KCOLL_FP16;
+		cfg.op = KCOLL_AVG;
 		ASSERT_EQ(0, kcoll_sim_setup(&s, &cfg)) {
 			TH_LOG("%s", s.err);
 		}
@@ -1348,7 +1348,7 @@ TEST(documented_avg_example)
 		for (r = 0; r < 3; r++) {
 			u16 got;
 
-			kcoll_reduce_finalize(s.rk[r].recv, 1, KCOLL_DTYPE_FP16, KCOLL_REDOP_AVG, 3);
+			kcoll_reduce_finalize(s.rk[r].recv, 1, KCOLL_FP16, KCOLL_AVG, 3);
 			memcpy(&got, s.rk[r].recv, 2);
 			EXPECT_EQ(avg_example[i].want, got) {
 				TH_LOG("%s rank %u", kcoll_algo_name(avg_example[i].algo), r);

@@ -626,8 +626,8 @@ TEST_F_TIMEOUT(world, fp32_random_exact_and_deterministic, 600)
 		cfg.args.elem_size = 4;
 		cfg.algo = algo;
 		cfg.chunk_bytes = tun.chunk_bytes;
-		cfg.dtype = KCOLL_DTYPE_FP32;
-		cfg.op = KCOLL_REDOP_SUM;
+		cfg.dtype = KCOLL_FP32;
+		cfg.op = KCOLL_SUM;
 		cfg.no_hazard_check = true;
 		ASSERT_EQ(0, kcoll_sim_setup(&sim, &cfg));
 		for (r = 0; r < n; r++)

@@ -463,6 +463,47 @@ TEST_F(nl, refused_config_changes_nothing)
 	EXPECT_EQ(before, kt_read_long(SYSMOD "op_timeout_ms", -999));
 }
 
+/*
+ * The module parameters are views of the configuration store: a write goes through the
+ * same checks as config-set, so a value config-set refuses is refused there too and changes
+ * nothing (a timeout of 0 would fail every communicator at once).  tos is clamped, as ever.
+ */
+TEST_F(nl, module_parameters_obey_the_config_rules)
+{
+	static const struct {
+		const char *param;
+		const char *value;
+	} bad[] = {
+		{ "op_timeout_ms", "0" },
+		{ "op_timeout_ms", "99" },
+		{ "op_timeout_ms", "3600001" },
+		{ "connect_timeout_ms", "0" },
+		{ "connect_timeout_ms", "-5" },
+		{ "connect_timeout_ms", "4294967296" },
+		{ "tos", "many" },
+	};
+	char cmd[160], path[96];
+	unsigned int i;
+	long before;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(path, sizeof(path), SYSMOD "%s", bad[i].param);
+		before = kt_read_long(path, -999);
+		snprintf(cmd, sizeof(cmd), "echo %s > %s 2>/dev/null", bad[i].value, path);
+		EXPECT_NE(0, kt_sh(cmd)) TH_LOG("%s=%s accepted", bad[i].param, bad[i].value);
+		EXPECT_EQ(before, kt_read_long(path, -999)) TH_LOG("%s", bad[i].param);
+		if (kt_read_long(path, -999) != before) {	/* put it back for the next tests */
+			snprintf(cmd, sizeof(cmd), "echo %ld > %s", before, path);
+			kt_sh(cmd);
+		}
+	}
+	/* Out-of-range tos values are clamped to what connections use, and shown so. */
+	EXPECT_EQ(0, kt_sh("echo 1000 > " SYSMOD "tos"));
+	EXPECT_EQ(255, kt_read_long(SYSMOD "tos", -999));
+	EXPECT_EQ(0, kt_sh("echo -7 > " SYSMOD "tos"));
+	EXPECT_EQ(-1, kt_read_long(SYSMOD "tos", -999));
+}
+
 /* ---- privilege --------------------------------------------------------------------------- */
 
 /*

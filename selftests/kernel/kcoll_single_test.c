@@ -195,6 +195,49 @@ TEST_F(one, allreduce_plain_memory)
 	}
 }
 
+/*
+ * COMM_QUERY and the sysfs directory render the same description of the comm
+ * (kcoll_comm_describe()): after a collective, every field both show is the same.
+ */
+TEST_F(one, query_and_sysfs_agree)
+{
+	static const char *const states[] = { "creating", "connecting", "ready", "error",
+					      "aborted", "destroyed" };
+	struct kcoll_comm_query q = { .size = sizeof(q), .handle = self->comm };
+	float x[4] = { 1, 2, 3, 4 };
+	struct kcoll_coll c = {
+		.size = sizeof(c), .comm = self->comm, .coll = KCOLL_ALLREDUCE,
+		.dtype = KCOLL_FP32, .op = KCOLL_SUM, .count = 4, .recvbuf = (uintptr_t)x,
+		.flags = KCOLL_COLL_IN_PLACE,
+	};
+	char dir[96], path[160], state[32] = "";
+	FILE *f;
+
+	ASSERT_EQ(0, kt_ioctl(self->fd, KCOLL_IOC_COLL, &c));
+	ASSERT_EQ(0, kt_ioctl(self->fd, KCOLL_IOC_COMM_QUERY, &q));
+	snprintf(dir, sizeof(dir), "/sys/kernel/kcoll/comms/%016llx-%u",
+		 (unsigned long long)q.comm_id, q.rank);
+#define SYS(name) (snprintf(path, sizeof(path), "%s/%s", dir, name), kt_read_long(path, -999))
+	ASSERT_EQ(0, access(dir, F_OK)) TH_LOG("%s: %s", dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/state", dir);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	EXPECT_EQ(1, fscanf(f, "%31s", state));
+	fclose(f);
+	ASSERT_GT(sizeof(states) / sizeof(states[0]), q.state);
+	EXPECT_STREQ(states[q.state], state);
+	EXPECT_EQ(q.error, SYS("error"));
+	EXPECT_EQ(q.rank, SYS("rank"));
+	EXPECT_EQ(q.nranks, SYS("nranks"));
+	EXPECT_EQ(q.tx_bytes, SYS("tx_bytes"));
+	EXPECT_EQ(q.rx_bytes, SYS("rx_bytes"));
+	EXPECT_EQ(q.tx_ops, SYS("tx_ops"));
+	EXPECT_EQ(q.rx_ops, SYS("rx_ops"));
+	EXPECT_EQ(0, SYS("peers_connected"));
+	EXPECT_LE(1, SYS("coll_ops"));
+#undef SYS
+}
+
 /* A child of fork() does not get the buffer's mapping (VM_DONTCOPY), as with DONTFORK. */
 TEST_F(one, fork_does_not_inherit_buffer)
 {

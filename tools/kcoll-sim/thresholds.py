@@ -145,7 +145,7 @@ def derive(table):
 
 
 def constants():
-    """The defaults in core/ (kcoll_sched_tuning_default()) and in kmod/kcoll_nl.h."""
+    """The defaults in core/ (kcoll_sched_tuning_default()) and in kmod/kcoll_config.h."""
     core, kmod = {}, {}
     for fn in sorted(os.listdir(os.path.join(TOP, "core"))):
         if not fn.endswith(".c"):
@@ -155,7 +155,7 @@ def constants():
         if m:
             for k, v in re.findall(r"t->(\w+)\s*=\s*([^;]+);", m.group(1)):
                 core[k] = c_int(v)
-    src = open(os.path.join(TOP, "kmod/kcoll_nl.h")).read()
+    src = open(os.path.join(TOP, "kmod/kcoll_config.h")).read()
     for k in NAMES + ("chunk_bytes",):
         m = re.search(r"#define KCOLL_CONFIG_%s\s+(.+)" % k.upper(), src)
         if m:
@@ -181,7 +181,7 @@ def report(table, d):
     print("derived from %s (%d points):" % (os.path.relpath(TABLE, TOP), len(table)))
     for k in NAMES:
         v = d[k]
-        print("  %-13s %-9s  (core/: %s, kmod/kcoll_nl.h: %s)" % (
+        print("  %-13s %-9s  (core/: %s, kmod/kcoll_config.h: %s)" % (
             k, kib(v) if k != "tree_ranks" else v,
             core.get(k, "?"), kmod.get(k, "?")))
     print("  sum of log(choice / fastest): %.4f derived, %.4f with core/'s constants" % (
@@ -209,7 +209,7 @@ def check(table, d, sim):
     for k in NAMES:
         res.append((core.get(k) == d[k], "core/ kcoll_sched_tuning_default() %s = %s, the "
                     "model derives %s" % (k, core.get(k), d[k])))
-        res.append((kmod.get(k) == d[k], "kmod/kcoll_nl.h KCOLL_CONFIG_%s = %s, the model "
+        res.append((kmod.get(k) == d[k], "kmod/kcoll_config.h KCOLL_CONFIG_%s = %s, the model "
                     "derives %s" % (k.upper(), kmod.get(k), d[k])))
     res.append((core.get("chunk_bytes") == kmod.get("chunk_bytes"),
                 "chunk_bytes (hand-set) is the same in core/ and kmod/"))

@@ -24,14 +24,14 @@ static unsigned int min_bytes = 4096;
 module_param(min_bytes, uint, 0644);
 MODULE_PARM_DESC(min_bytes, "Smallest piece declared (default 4096)");
 
-static bool kcoll_test_supports(enum kcoll_dtype dt, enum kcoll_redop op, size_t bytes)
+static bool kcoll_test_supports(enum kcoll_datatype dt, enum kcoll_red_op op, size_t bytes)
 {
-	return dt == KCOLL_DTYPE_INT32 && op == KCOLL_REDOP_SUM &&
+	return dt == KCOLL_INT32 && op == KCOLL_SUM &&
 	       bytes >= READ_ONCE(min_bytes);
 }
 
 static int kcoll_test_reduce3(void *dst, const void *a, const void *b, size_t count,
-			      enum kcoll_dtype dt, enum kcoll_redop op)
+			      enum kcoll_datatype dt, enum kcoll_red_op op)
 {
 	const u32 *x = a, *y = b;
 	u32 *d = dst;
