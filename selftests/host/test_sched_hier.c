@@ -34,11 +34,11 @@
 enum dkind { DK_U64_SUM, DK_I32_MAX, DK_F32_SUM, DK_COUNT };
 
 static const u32 dk_es[DK_COUNT] = { 8, 4, 4 };
-static const enum kcoll_dtype dk_dtype[DK_COUNT] = {
-	KCOLL_DTYPE_UINT64, KCOLL_DTYPE_INT32, KCOLL_DTYPE_FP32
+static const enum kcoll_datatype dk_dtype[DK_COUNT] = {
+	KCOLL_UINT64, KCOLL_INT32, KCOLL_FP32
 };
-static const enum kcoll_redop dk_op[DK_COUNT] = {
-	KCOLL_REDOP_SUM, KCOLL_REDOP_MAX, KCOLL_REDOP_SUM
+static const enum kcoll_red_op dk_op[DK_COUNT] = {
+	KCOLL_SUM, KCOLL_MAX, KCOLL_SUM
 };
 
 struct hcase {
