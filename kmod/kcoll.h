@@ -661,13 +661,15 @@ void kcoll_comm_admin_abort(struct kcoll_comm *comm);
 void kcoll_comm_hw_hold(struct kcoll_comm *comm);
 void kcoll_comm_hw_unhold(struct kcoll_comm *comm);
 
-/* transport/rdma_conn.c, rdma_cm.c (the RDMA transport; its operations: transport/rdma.h) */
+/* kcoll_conn.c: a connection's transport-neutral life (READY, BYE, up and down) */
+int kcoll_conn_init(void);
 void kcoll_comm_nudge(struct kcoll_comm *comm);
+
+/* transport/rdma_conn.c, rdma_cm.c (the RDMA transport; its operations: transport/rdma.h) */
 int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 		      const struct kcoll_wire_hello *h);
 int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 void kcoll_conn_retry_work(struct work_struct *work);
-int kcoll_conn_rx_init(void);
 
 /* transport/rdma_listen.c */
 struct kcoll_listener;

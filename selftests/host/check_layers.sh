@@ -28,7 +28,7 @@ layer_of() {
 	kcoll_rx.c) echo 2 ;;						# receive dispatch
 	kcoll_p2p.c|kcoll_req.c|kcoll_buf.c) echo 3 ;;			# point-to-point
 	kcoll_coll.c) echo 4 ;;						# collectives
-	kcoll_comm.c|kcoll_chrdev.c|kcoll_nl.c|kcoll_sysfs.c|kcoll_config.c) echo 5 ;; # control
+	kcoll_comm.c|kcoll_conn.c|kcoll_chrdev.c|kcoll_nl.c|kcoll_sysfs.c|kcoll_config.c) echo 5 ;; # control
 	kcoll_main.c) echo 6 ;;						# brings them all up
 	*) echo "" ;;
 	esac
