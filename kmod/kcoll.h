@@ -203,6 +203,7 @@ struct kcoll_ctrl {
  * @ready_sent:		our READY went out (comm->lock); on an accepted connection it
  *			waits for the peer's (iWARP: the MPA initiator sends first)
  * @peer_left:		the peer's BYE arrived: it destroyed its end (comm->lock)
+ * @tp_priv:		the transport's own state of this peer (loop), or NULL
  * @sgid_index:		source GID index of the QP once established (RoCE, IB with a GRH),
  *			-1: not known (comm->lock)
  * @gid_type:		enum ib_gid_type of that entry, -1: not known (comm->lock)
@@ -242,6 +243,7 @@ struct kcoll_conn {
 	bool peer_left;
 	int sgid_index;
 	int gid_type;
+	void *tp_priv;
 };
 
 /**
@@ -269,6 +271,7 @@ struct kcoll_region_chunk {
  * @dma:		DMA address of every page
  * @vaddr:		vmap() of the pages for the CPU, or NULL
  * @remote:		has registrations; @registered: their REG_MRs were posted
+ * @tp_key:		the transport's id of the region peers write into (loop), or 0
  * @mm, @charged:	the mm whose pinned_vm is charged @charged pages against
  *			RLIMIT_MEMLOCK (mmgrab held), undone on release
  */
@@ -290,6 +293,7 @@ struct kcoll_region {
 	void *vaddr;
 	struct mm_struct *mm;
 	unsigned long charged;
+	u32 tp_key;
 };
 
 /**

@@ -705,6 +705,11 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 
 	/* One rank needs no peer: its comm works without any transport resource. */
 	if (comm->nranks > 1) {
+		/* Every rank on this node's loopback: no device reaches them, the loop does. */
+		if (kcoll_loop_wants(comm)) {
+			for (i = 0; i < comm->nranks; i++)
+				comm->conns[i].tp = &kcoll_loop_transport;
+		}
 		ret = kcoll_comm_mem_tp(comm)->attach(comm);
 		if (ret)
 			goto out_put;

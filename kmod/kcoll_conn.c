@@ -204,6 +204,8 @@ static const struct kcoll_rx_handler kcoll_conn_rx_handlers[] = {
 static const struct kcoll_link_upcalls kcoll_conn_link = {
 	.up	= kcoll_conn_up,
 	.down	= kcoll_conn_down,
+	.find_get = kcoll_comm_find_get,
+	.comm_put = kcoll_comm_put,
 };
 
 /* At load: the transports' up and down reach this file; READY and BYE are its messages. */

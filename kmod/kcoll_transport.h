@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 struct kcoll_comm;
+struct net;
 struct kcoll_conn;
 struct kcoll_ctrl;
 struct kcoll_region;
@@ -50,10 +51,15 @@ struct kcoll_conn_upcalls {
  * @up:		@conn's link is established (once, while it connects); comm->lock held
  * @down:	the link of an up @conn broke and is drained: no completion of it runs any
  *		more; comm->lock not held
+ * @find_get:	the comm of @net with @comm_id and @rank on this node, referenced, or NULL
+ *		(a same-host transport finds the peer's end); no lock held
+ * @comm_put:	drop the reference @find_get took
  */
 struct kcoll_link_upcalls {
 	void (*up)(struct kcoll_conn *conn);
 	void (*down)(struct kcoll_conn *conn);
+	struct kcoll_comm *(*find_get)(struct net *net, u64 comm_id, u32 rank);
+	void (*comm_put)(struct kcoll_comm *comm);
 };
 
 /**
@@ -141,6 +147,10 @@ struct kcoll_transport {
 
 /* transport/rdma.c */
 extern const struct kcoll_transport kcoll_rdma_transport;
+
+/* transport/loop.c */
+extern const struct kcoll_transport kcoll_loop_transport;
+bool kcoll_loop_wants(const struct kcoll_comm *comm);
 
 /* kcoll_transport.c: the layer above, as it registered itself at load. */
 extern const struct kcoll_conn_upcalls *kcoll_transport_up;
