@@ -126,7 +126,10 @@ bool kcoll_loop_wants(const struct kcoll_comm *comm)
 	return true;
 }
 
-/* Free every end of @comm (none linked, no work queued). */
+/*
+ * Free every end of @comm (none linked, no work queued).  Each is unpublished under
+ * kcoll_loop_mutex first: a peer's kcoll_loop_link() reads conn->tp_priv under it.
+ */
 static void kcoll_loop_free(struct kcoll_comm *comm)
 {
 	u32 i, j;
@@ -136,10 +139,12 @@ static void kcoll_loop_free(struct kcoll_comm *comm)
 
 		if (!lc)
 			continue;
+		mutex_lock(&kcoll_loop_mutex);
+		comm->conns[i].tp_priv = NULL;
+		mutex_unlock(&kcoll_loop_mutex);
 		for (j = 0; j < KCOLL_TX_CTRL; j++)
 			kfree(lc->ctrl[j].msg);
 		kvfree(lc);
-		comm->conns[i].tp_priv = NULL;
 	}
 }
 
