@@ -214,6 +214,7 @@ struct kcoll_ctrl {
  * @ready_sent:		our READY went out (comm->lock); on an accepted connection it
  *			waits for the peer's (iWARP: the MPA initiator sends first)
  * @peer_left:		the peer's BYE arrived: it destroyed its end (comm->lock)
+ * @tp_priv:		the transport's own state of this peer (loop), or NULL
  * @sgid_index:		source GID index of the QP once established (RoCE, IB with a GRH),
  *			-1: not known (comm->lock)
  * @gid_type:		enum ib_gid_type of that entry, -1: not known (comm->lock)
@@ -253,6 +254,7 @@ struct kcoll_conn {
 	bool peer_left;
 	int sgid_index;
 	int gid_type;
+	void *tp_priv;
 };
 
 /**
@@ -280,6 +282,7 @@ struct kcoll_region_chunk {
  * @dma:		DMA address of every page
  * @vaddr:		vmap() of the pages for the CPU, or NULL
  * @remote:		has registrations; @registered: their REG_MRs were posted
+ * @tp_key:		the transport's id of the region peers write into (loop), or 0
  * @mm, @charged:	the mm whose pinned_vm is charged @charged pages against
  *			RLIMIT_MEMLOCK (mmgrab held), undone on release
  */
@@ -301,6 +304,7 @@ struct kcoll_region {
 	void *vaddr;
 	struct mm_struct *mm;
 	unsigned long charged;
+	u32 tp_key;
 };
 
 /**
@@ -668,13 +672,15 @@ void kcoll_comm_admin_abort(struct kcoll_comm *comm);
 void kcoll_comm_hw_hold(struct kcoll_comm *comm);
 void kcoll_comm_hw_unhold(struct kcoll_comm *comm);
 
-/* transport/rdma_conn.c, rdma_cm.c (the RDMA transport; its operations: transport/rdma.h) */
+/* kcoll_conn.c: a connection's transport-neutral life (READY, BYE, up and down) */
+int kcoll_conn_init(void);
 void kcoll_comm_nudge(struct kcoll_comm *comm);
+
+/* transport/rdma_conn.c, rdma_cm.c (the RDMA transport; its operations: transport/rdma.h) */
 int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 		      const struct kcoll_wire_hello *h);
 int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 void kcoll_conn_retry_work(struct work_struct *work);
-int kcoll_conn_rx_init(void);
 
 /* transport/rdma_listen.c */
 struct kcoll_listener;

@@ -296,10 +296,8 @@ static void kcoll_comm_shutdown(struct kcoll_comm *comm)
 	spin_unlock_bh(&comm->lock);
 	kcoll_coll_shutdown(comm);
 	kcoll_buf_shutdown(comm);
-	if (comm->pd) {
-		ib_dealloc_pd(comm->pd);
-		comm->pd = NULL;
-	}
+	kcoll_comm_mem_tp(comm)->detach(comm);
+	/* The device reference the RDMA transport's attach took (comm->dev, read by dumps). */
 	if (comm->dev) {
 		struct kcoll_dev *dev = comm->dev;
 
@@ -308,10 +306,6 @@ static void kcoll_comm_shutdown(struct kcoll_comm *comm)
 		WRITE_ONCE(comm->dev, NULL);
 		mutex_unlock(&kcoll_comms_mutex);
 		kcoll_dev_put(dev);
-	}
-	if (comm->listener) {
-		kcoll_listener_put(comm->listener);
-		comm->listener = NULL;
 	}
 	comm->shut = true;
 	mutex_unlock(&comm->teardown_mutex);
@@ -496,53 +490,6 @@ void kcoll_comm_hw_unhold(struct kcoll_comm *comm)
 	spin_unlock_bh(&comm->lock);
 }
 
-/* The probe id below gets no event worth acting on. */
-static int kcoll_probe_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
-{
-	return 0;
-}
-
-/* Which device carries this rank's traffic: the one its own address belongs to. */
-static int kcoll_comm_find_dev(struct kcoll_comm *comm)
-{
-	struct sockaddr_storage own = comm->addrs[comm->rank];
-	struct rdma_cm_id *probe;
-	struct kcoll_dev *dev;
-	int ret;
-
-	if (own.ss_family == AF_INET)
-		((struct sockaddr_in *)&own)->sin_port = 0;
-	else
-		((struct sockaddr_in6 *)&own)->sin6_port = 0;
-	probe = kcoll_fi(CM, ERR_PTR(-ENOMEM),
-			 rdma_create_id(comm->net, kcoll_probe_handler, NULL, RDMA_PS_TCP,
-					IB_QPT_RC));
-	if (IS_ERR(probe))
-		return PTR_ERR(probe);
-	ret = kcoll_fi(CM, -ENOMEM, rdma_bind_addr(probe, (struct sockaddr *)&own));
-	if (ret == -ENOMEM)
-		goto out_destroy;	/* not the address's fault: say so */
-	if (ret || !probe->device) {
-		ret = -EADDRNOTAVAIL;
-		goto out_destroy;
-	}
-	dev = kcoll_dev_get_by_ibdev(probe->device);
-	if (!dev) {
-		ret = -EADDRNOTAVAIL;
-		goto out_destroy;
-	}
-	if (!READ_ONCE(dev->allowed)) {
-		kcoll_dev_put(dev);
-		ret = -EPERM;
-		goto out_destroy;
-	}
-	comm->dev = dev;
-	ret = 0;
-out_destroy:
-	rdma_destroy_id(probe);
-	return ret;
-}
-
 static int kcoll_comm_check_arg(const struct kcoll_comm_create *arg)
 {
 	if (arg->flags || arg->reserved[0] || arg->reserved[1] || arg->failed_rank ||
@@ -692,27 +639,16 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 	if (ret)
 		goto out_put;
 
+	/* One rank needs no peer: its comm works without any transport resource. */
 	if (comm->nranks > 1) {
-		struct sockaddr_storage *own = &comm->addrs[comm->rank];
-		u16 port = ntohs(own->ss_family == AF_INET ?
-				 ((struct sockaddr_in *)own)->sin_port :
-				 ((struct sockaddr_in6 *)own)->sin6_port);
-
-		ret = kcoll_comm_find_dev(comm);
+		/* Every rank on this node's loopback: no device reaches them, the loop does. */
+		if (kcoll_loop_wants(comm)) {
+			for (i = 0; i < comm->nranks; i++)
+				comm->conns[i].tp = &kcoll_loop_transport;
+		}
+		ret = kcoll_comm_mem_tp(comm)->attach(comm);
 		if (ret)
 			goto out_put;
-		comm->pd = kcoll_fi(REG, ERR_PTR(-ENOMEM), ib_alloc_pd(comm->dev->ibdev, 0));
-		if (IS_ERR(comm->pd)) {
-			ret = PTR_ERR(comm->pd);
-			comm->pd = NULL;
-			goto out_shutdown;
-		}
-		comm->listener = kcoll_listener_get(comm->net, port);
-		if (IS_ERR(comm->listener)) {
-			ret = PTR_ERR(comm->listener);
-			comm->listener = NULL;
-			goto out_shutdown;
-		}
 	}
 
 	/*

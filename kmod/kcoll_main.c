@@ -97,7 +97,7 @@ static int __init kcoll_init(void)
 
 	kcoll_fault_init();	/* first: every later step has fail points */
 	/* Each layer routes its message types to itself (kcoll_rx.c), connections to p2p. */
-	ret = kcoll_conn_rx_init() ?: kcoll_p2p_init() ?: kcoll_buf_rx_init();
+	ret = kcoll_conn_init() ?: kcoll_p2p_init() ?: kcoll_buf_rx_init();
 	if (ret) {
 		kcoll_fault_exit();
 		return ret;

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 struct kcoll_comm;
+struct net;
 struct kcoll_conn;
 struct kcoll_ctrl;
 struct kcoll_region;
@@ -44,8 +45,34 @@ struct kcoll_conn_upcalls {
 };
 
 /**
+ * struct kcoll_link_upcalls - what a transport reports of a link's life to the
+ * transport-neutral connection layer (kcoll_conn.c), registered once at load with
+ * kcoll_transport_set_link()
+ * @up:		@conn's link is established (once, while it connects); comm->lock held
+ * @down:	the link of an up @conn broke and is drained: no completion of it runs any
+ *		more; comm->lock not held
+ * @find_get:	the comm of @net with @comm_id and @rank on this node, referenced, or NULL
+ *		(a same-host transport finds the peer's end); no lock held
+ * @comm_put:	drop the reference @find_get took
+ */
+struct kcoll_link_upcalls {
+	void (*up)(struct kcoll_conn *conn);
+	void (*down)(struct kcoll_conn *conn);
+	struct kcoll_comm *(*find_get)(struct net *net, u64 comm_id, u32 rank);
+	void (*comm_put)(struct kcoll_comm *comm);
+};
+
+/**
  * struct kcoll_transport - the operations of one transport
  * @name:	for logs and the documentation ("rdma")
+ *
+ * Communicators:
+ * @attach:	take what a communicator of several ranks needs before it can reach its
+ *		peers (RDMA: the device of its own address, a PD, the listener).  Return:
+ *		0 or a negative errno, nothing left attached.  Context: process, the comm
+ *		not listed yet
+ * @detach:	release what @attach took, after every peer's @teardown; a no-op when
+ *		nothing is attached.  Context: process, comm->teardown_mutex held
  *
  * Peers:
  * @connect:	start connecting @conn (the active side; the passive side is accepted by
@@ -92,6 +119,9 @@ struct kcoll_conn_upcalls {
 struct kcoll_transport {
 	const char *name;
 
+	int (*attach)(struct kcoll_comm *comm);
+	void (*detach)(struct kcoll_comm *comm);
+
 	int (*connect)(struct kcoll_conn *conn);
 	void (*teardown)(struct kcoll_conn *conn);
 
@@ -118,8 +148,14 @@ struct kcoll_transport {
 /* transport/rdma.c */
 extern const struct kcoll_transport kcoll_rdma_transport;
 
+/* transport/loop.c */
+extern const struct kcoll_transport kcoll_loop_transport;
+bool kcoll_loop_wants(const struct kcoll_comm *comm);
+
 /* kcoll_transport.c: the layer above, as it registered itself at load. */
 extern const struct kcoll_conn_upcalls *kcoll_transport_up;
 void kcoll_transport_set_upcalls(const struct kcoll_conn_upcalls *up);
+extern const struct kcoll_link_upcalls *kcoll_transport_link;
+void kcoll_transport_set_link(const struct kcoll_link_upcalls *link);
 
 #endif /* _KCOLL_TRANSPORT_H */

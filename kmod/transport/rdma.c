@@ -10,6 +10,8 @@
 
 const struct kcoll_transport kcoll_rdma_transport = {
 	.name		= "rdma",
+	.attach		= kcoll_rdma_attach,
+	.detach		= kcoll_rdma_detach,
 	.connect	= kcoll_conn_connect,
 	.teardown	= kcoll_conn_teardown,
 	.ctrl_get	= kcoll_ctrl_get,

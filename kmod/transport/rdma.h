@@ -18,6 +18,10 @@
 #define KCOLL_RETRY_MS		200
 #define KCOLL_RESOLVE_MS	2000
 
+/* rdma_dev.c */
+int kcoll_rdma_attach(struct kcoll_comm *comm);
+void kcoll_rdma_detach(struct kcoll_comm *comm);
+
 /* rdma_mr.c */
 int kcoll_rdma_mr_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote);
 void kcoll_rdma_mr_unmap(struct kcoll_region *r);
@@ -36,9 +40,6 @@ void kcoll_conn_param(struct kcoll_conn *conn, struct rdma_conn_param *p);
 void kcoll_conn_hello(struct kcoll_conn *conn, struct kcoll_wire_hello *h);
 bool kcoll_conn_accept_ok(struct kcoll_conn *conn, struct rdma_cm_event *ev);
 void kcoll_conn_retry_later(struct kcoll_conn *conn, int err);
-void kcoll_comm_check_ready(struct kcoll_comm *comm);
-void kcoll_comm_send_ready(struct kcoll_comm *comm);
-void kcoll_conn_release_reqs(struct kcoll_conn *conn);
 
 /* rdma_qp.c */
 int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id);

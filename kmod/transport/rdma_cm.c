@@ -149,9 +149,10 @@ static void kcoll_conn_gid_warn(struct kcoll_conn *conn, struct rdma_cm_id *id, 
 }
 
 /*
- * The connection is up: record its source GID, enforce the device's GID selection, count
- * it.  A connection that breaks the selection fails the comm (EADDRNOTAVAIL) before it is
- * counted or used: nothing was sent on it, so teardown need not drain it.
+ * The connection is up: record its source GID, enforce the device's GID selection, report
+ * it up (link upcall up).  A connection that breaks the selection fails the comm
+ * (EADDRNOTAVAIL) before it is counted or used: nothing was sent on it, so teardown need
+ * not drain it.
  */
 static void kcoll_conn_established(struct kcoll_conn *conn, struct rdma_cm_id *id)
 {
@@ -173,15 +174,7 @@ static void kcoll_conn_established(struct kcoll_conn *conn, struct rdma_cm_id *i
 			kcoll_conn_gid_warn(conn, id, want, &g, err);
 			return;
 		}
-		kcoll_conn_set_state(conn, KCOLL_CONN_UP);
-		conn->last_ok = jiffies;
-		conn->last_tx = jiffies;
-		comm->nup++;
-		wake_up_all(&comm->wq);
-		if (comm->nup == comm->nranks - 1) {
-			kcoll_comm_send_ready(comm);
-			kcoll_comm_check_ready(comm);
-		}
+		kcoll_transport_link->up(conn);
 	}
 	spin_unlock_bh(&comm->lock);
 }
@@ -278,11 +271,7 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 				kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
 			spin_unlock_bh(&comm->lock);
 			ib_drain_qp(conn->qp);
-			/* A BYE may have been among the completions just processed. */
-			if (READ_ONCE(conn->peer_left))
-				kcoll_conn_release_reqs(conn);
-			else
-				kcoll_transport_fail(conn, -ECONNRESET);
+			kcoll_transport_link->down(conn);
 		} else {
 			kcoll_conn_retry_later(conn, ev->event == RDMA_CM_EVENT_DISCONNECTED ?
 					       -ECONNRESET : -ETIMEDOUT);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kcoll as an ib_client: follow RDMA devices as they come and go.
+ * kcoll as an ib_client: follow RDMA devices as they come and go; a communicator's device,
+ * PD and listener (the transport's attach and detach).
  *
  * Removal contract (Documentation/infiniband/core_locking.rst): a client must finish with a
  * device before its remove() returns.  remove() therefore unlists the device first, so no new
@@ -10,13 +11,17 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/in.h>
+#include <linux/in6.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
 
 #include "../kcoll.h"
 #include "../kcoll_nl.h"
+#include "rdma.h"
 
 /* Devices in add order; kcoll_ndevs counts them.  Both guarded by kcoll_devs_mutex. */
 static LIST_HEAD(kcoll_devs);
@@ -197,4 +202,114 @@ void kcoll_ib_exit(void)
 {
 	/* Calls kcoll_ib_remove() for every device still present. */
 	ib_unregister_client(&kcoll_ib_client);
+}
+
+/* The probe id below gets no event worth acting on. */
+static int kcoll_probe_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
+{
+	return 0;
+}
+
+/* Which device carries this rank's traffic: the one its own address belongs to. */
+static int kcoll_rdma_find_dev(struct kcoll_comm *comm)
+{
+	struct sockaddr_storage own = comm->addrs[comm->rank];
+	struct rdma_cm_id *probe;
+	struct kcoll_dev *dev;
+	int ret;
+
+	if (own.ss_family == AF_INET)
+		((struct sockaddr_in *)&own)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&own)->sin6_port = 0;
+	probe = kcoll_fi(CM, ERR_PTR(-ENOMEM),
+			 rdma_create_id(comm->net, kcoll_probe_handler, NULL, RDMA_PS_TCP,
+					IB_QPT_RC));
+	if (IS_ERR(probe))
+		return PTR_ERR(probe);
+	ret = kcoll_fi(CM, -ENOMEM, rdma_bind_addr(probe, (struct sockaddr *)&own));
+	if (ret == -ENOMEM)
+		goto out_destroy;	/* not the address's fault: say so */
+	if (ret || !probe->device) {
+		ret = -EADDRNOTAVAIL;
+		goto out_destroy;
+	}
+	dev = kcoll_dev_get_by_ibdev(probe->device);
+	if (!dev) {
+		ret = -EADDRNOTAVAIL;
+		goto out_destroy;
+	}
+	if (!READ_ONCE(dev->allowed)) {
+		kcoll_dev_put(dev);
+		ret = -EPERM;
+		goto out_destroy;
+	}
+	comm->dev = dev;
+	ret = 0;
+out_destroy:
+	rdma_destroy_id(probe);
+	return ret;
+}
+
+/**
+ * kcoll_rdma_attach - attach: the RDMA resources a communicator of several ranks needs
+ * @comm:	a comm being created, not listed yet
+ *
+ * The device of this rank's own address (a user reference in comm->dev, dropped by
+ * kcoll_comm.c after detach: dumps read it under the comm list's mutex), a PD on it, and
+ * the namespace's listener on the rank's port.  On failure nothing is left attached.
+ *
+ * Return: 0, -EADDRNOTAVAIL (no kcoll device has the address), -EPERM (the device is not
+ * allowed) or -ENOMEM.  Context: process.
+ */
+int kcoll_rdma_attach(struct kcoll_comm *comm)
+{
+	struct sockaddr_storage *own = &comm->addrs[comm->rank];
+	u16 port = ntohs(own->ss_family == AF_INET ? ((struct sockaddr_in *)own)->sin_port :
+			 ((struct sockaddr_in6 *)own)->sin6_port);
+	struct kcoll_listener *l;
+	int ret;
+
+	ret = kcoll_rdma_find_dev(comm);
+	if (ret)
+		return ret;
+	comm->pd = kcoll_fi(REG, ERR_PTR(-ENOMEM), ib_alloc_pd(comm->dev->ibdev, 0));
+	if (IS_ERR(comm->pd)) {
+		ret = PTR_ERR(comm->pd);
+		goto out_dev;
+	}
+	l = kcoll_listener_get(comm->net, port);
+	if (IS_ERR(l)) {
+		ret = PTR_ERR(l);
+		ib_dealloc_pd(comm->pd);
+		goto out_dev;
+	}
+	comm->listener = l;
+	return 0;
+
+out_dev:
+	comm->pd = NULL;
+	kcoll_dev_put(comm->dev);
+	comm->dev = NULL;
+	return ret;
+}
+
+/**
+ * kcoll_rdma_detach - detach: release what kcoll_rdma_attach() took but the device
+ * @comm:	a comm shutting down, every connection torn down
+ *
+ * A no-op for a comm that attached nothing (one rank, or attach failed).
+ * Context: process, comm->teardown_mutex held.
+ */
+void kcoll_rdma_detach(struct kcoll_comm *comm)
+{
+	lockdep_assert_held(&comm->teardown_mutex);
+	if (comm->pd) {
+		ib_dealloc_pd(comm->pd);
+		comm->pd = NULL;
+	}
+	if (comm->listener) {
+		kcoll_listener_put(comm->listener);
+		comm->listener = NULL;
+	}
 }

@@ -36,6 +36,8 @@ run kcoll_limits $k/kcoll_limits_test
 run kcoll_badarg $k/kcoll_badarg_test
 run kcoll_coll_1rank $k/kcoll_coll_test
 run allreduce_seed_1rank seed_tap 0 1
+# Two ranks on the loopback transport: no RDMA device exists here (kcoll_rxe.sh left none).
+run kcoll_loop $k/kcoll_loop_test
 # Fault injection needs the debug kernel, where it has a suite of its own (failnth.sh); here
 # it proves that it skips cleanly.
 [ "$RIG_FLAVOUR" = debug ] || run kcoll_failnth $k/kcoll_failnth_test
