@@ -540,6 +540,38 @@ static void victim(struct __test_metadata *_metadata, const struct evil_case *c,
 	free(o.mem);
 }
 
+/*
+ * After our READY, what kcoll's own connecting side does (kcoll_comm_nudge()): Soft-iWARP
+ * in 6.1 can miss the first message after its MPA reply until more data arrives, and then
+ * the victim's create waits out its timeout for a READY that sits in its socket.  So send
+ * a NOP every half second until the victim's READY (or anything after it) is here, or its
+ * create has ended (a line on the control channel).  Only that READY is consumed.
+ */
+static void nudge_until_ready(struct evil_conn *e)
+{
+	struct ev_wire nop = ev_msg(KCOLL_MSG_NOP, 0, 0);
+	double end = kt_now() + 120;
+	int i;
+
+	while (kt_now() < end && !e->broken) {
+		struct pollfd pf = { .fd = ctl_fd, .events = POLLIN };
+
+		for (i = 0; i < 5; i++) {
+			ev_poll(e, 100);
+			if (e->qhead != e->qtail) {
+				const struct kcoll_wire_hdr *w = (void *)e->q[e->qhead % EV_QLEN].buf;
+
+				if (w->type == KCOLL_MSG_READY)
+					e->qhead++;
+				return;
+			}
+		}
+		if (poll(&pf, 1, 0) > 0)
+			return;
+		ev_send(e, &nop, sizeof(nop));
+	}
+}
+
 /* The hostile rank's side of a case. */
 static void hostile(struct __test_metadata *_metadata, const struct evil_case *c,
 		    const char *name)
@@ -576,6 +608,8 @@ static void hostile(struct __test_metadata *_metadata, const struct evil_case *c
 		struct ev_wire r = ev_msg(KCOLL_MSG_READY, 0, 0);
 
 		ev_send(&e, &r, sizeof(r));
+		if (!c->deaf)
+			nudge_until_ready(&e);
 	}
 	ASSERT_EQ(0, ctl_get(name, "created", NULL, 0));
 	if (c->deaf) {
