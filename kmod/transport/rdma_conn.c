@@ -268,7 +268,14 @@ static void kcoll_conn_release_id(struct kcoll_conn *conn)
 	if (!id)
 		return;
 	rdma_lock_handler(id);
-	rdma_disconnect(id);
+	/*
+	 * Only a connection that came up is disconnected; destroying the id ends one still
+	 * connecting.  On iWARP, rdma_disconnect() of an id whose connect is in flight waits
+	 * (iw_cm_disconnect(), IWCM_F_CONNECT_WAIT) for the connect reply to be handled, and
+	 * that handler needs the lock held here: a ~27 s stall until the reply timed out.
+	 */
+	if (was_up)
+		rdma_disconnect(id);
 	/*
 	 * Every posted send completes (flushed) before its memory is released.  A QP that
 	 * never came up has only receives posted, which destroying it discards; it may not
