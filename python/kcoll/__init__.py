@@ -120,56 +120,61 @@ class Comm:
         except Exception:
             pass
 
-    def _copts(self, timeout_ms=None):
+    def _copts(self, timeout_ms=None, req=None):
         ms = self.timeout_ms if timeout_ms is None else _ms(timeout_ms)
-        return ctypes.byref(_lib.opts(_lib.CollOpts, timeout_ms=ms))
+        o = _lib.opts(_lib.CollOpts, timeout_ms=ms)
+        if req is not None:
+            o.req = ctypes.addressof(req)
+        return ctypes.byref(o)
 
     def _popts(self):
         return ctypes.byref(_lib.opts(_lib.P2POpts, timeout_ms=self.timeout_ms))
 
-    # Collectives: the library's arguments, in its order.
-    def allreduce(self, send, recv, count, dtype, op, timeout_ms=None):
+    # Collectives: the library's arguments, in its order.  With @req (a kcoll._lib.Request)
+    # the call is non-blocking: it returns once submitted and @req is in flight (complete it
+    # with wait() or test(); the buffers must stay alive and untouched until then).
+    def allreduce(self, send, recv, count, dtype, op, timeout_ms=None, req=None):
         check("kcoll_allreduce", lib().kcoll_allreduce(self._comm(), send, recv, count, dtype,
-                                                       op, self._copts(timeout_ms)))
+                                                       op, self._copts(timeout_ms, req)))
 
-    def reduce(self, send, recv, count, dtype, op, root, timeout_ms=None):
+    def reduce(self, send, recv, count, dtype, op, root, timeout_ms=None, req=None):
         check("kcoll_reduce", lib().kcoll_reduce(self._comm(), send, recv, count, dtype, op,
-                                                 root, self._copts(timeout_ms)))
+                                                 root, self._copts(timeout_ms, req)))
 
-    def broadcast(self, send, recv, count, dtype, root, timeout_ms=None):
+    def broadcast(self, send, recv, count, dtype, root, timeout_ms=None, req=None):
         check("kcoll_broadcast", lib().kcoll_broadcast(self._comm(), send, recv, count, dtype,
-                                                       root, self._copts(timeout_ms)))
+                                                       root, self._copts(timeout_ms, req)))
 
-    def allgather(self, send, recv, count, dtype, timeout_ms=None):
+    def allgather(self, send, recv, count, dtype, timeout_ms=None, req=None):
         check("kcoll_allgather", lib().kcoll_allgather(self._comm(), send, recv, count, dtype,
-                                                       self._copts(timeout_ms)))
+                                                       self._copts(timeout_ms, req)))
 
-    def gather(self, send, recv, count, dtype, root, timeout_ms=None):
+    def gather(self, send, recv, count, dtype, root, timeout_ms=None, req=None):
         check("kcoll_gather", lib().kcoll_gather(self._comm(), send, recv, count, dtype, root,
-                                                 self._copts(timeout_ms)))
+                                                 self._copts(timeout_ms, req)))
 
-    def scatter(self, send, recv, count, dtype, root, timeout_ms=None):
+    def scatter(self, send, recv, count, dtype, root, timeout_ms=None, req=None):
         check("kcoll_scatter", lib().kcoll_scatter(self._comm(), send, recv, count, dtype,
-                                                   root, self._copts(timeout_ms)))
+                                                   root, self._copts(timeout_ms, req)))
 
-    def reduce_scatter(self, send, recv, count, dtype, op, timeout_ms=None):
+    def reduce_scatter(self, send, recv, count, dtype, op, timeout_ms=None, req=None):
         check("kcoll_reduce_scatter",
               lib().kcoll_reduce_scatter(self._comm(), send, recv, count, dtype, op,
-                                         self._copts(timeout_ms)))
+                                         self._copts(timeout_ms, req)))
 
-    def alltoall(self, send, recv, count, dtype, timeout_ms=None):
+    def alltoall(self, send, recv, count, dtype, timeout_ms=None, req=None):
         check("kcoll_alltoall", lib().kcoll_alltoall(self._comm(), send, recv, count, dtype,
-                                                     self._copts(timeout_ms)))
+                                                     self._copts(timeout_ms, req)))
 
     def alltoallv(self, send, send_counts, send_displs, recv, recv_counts, recv_displs, dtype,
-                  timeout_ms=None):
+                  timeout_ms=None, req=None):
         check("kcoll_alltoallv",
               lib().kcoll_alltoallv(self._comm(), send, _sizes(send_counts),
                                     _sizes(send_displs), recv, _sizes(recv_counts),
-                                    _sizes(recv_displs), dtype, self._copts(timeout_ms)))
+                                    _sizes(recv_displs), dtype, self._copts(timeout_ms, req)))
 
-    def barrier(self, timeout_ms=None):
-        check("kcoll_barrier", lib().kcoll_barrier(self._comm(), self._copts(timeout_ms)))
+    def barrier(self, timeout_ms=None, req=None):
+        check("kcoll_barrier", lib().kcoll_barrier(self._comm(), self._copts(timeout_ms, req)))
 
     # Point-to-point: lengths in bytes.  Messages between two ranks match in posting order.
     def send(self, buf, nbytes, peer):
@@ -227,15 +232,16 @@ class Comm:
         check("kcoll_wait", rc)
         return self._moved(got.value, nbytes)
 
-    def expire(self, req):
-        """Abort the communicator for @req, overdue at timeout_ms; the KcollTimeout to raise."""
+    def expire(self, req, ms=None):
+        """Abort the communicator for @req, overdue at @ms (None: timeout_ms); the
+        KcollTimeout to raise."""
         try:
             self.abort()
         except KcollError:
             pass  # already failed: the request is failed with it
         return KcollTimeout("kcoll_wait", _errno.ETIMEDOUT,
                             "still in flight after %d ms; communicator aborted" %
-                            self.timeout_ms)
+                            (self.timeout_ms if ms is None else ms))
 
     # Groups: kcoll_group_start() ... kcoll_group_end() around libkcoll calls.
     def grouped(self, ops):

@@ -60,6 +60,8 @@ class Groups(ctypes.Structure):
 
 M.kcoll_mock_groups.restype = ctypes.POINTER(Groups)
 M.kcoll_mock_fail_group_end.argtypes = [ctypes.c_int]
+M.kcoll_mock_fail_wait.argtypes = [ctypes.c_int, ctypes.c_char_p]
+M.kcoll_mock_hold.argtypes = [ctypes.c_int]
 
 
 def groups():
@@ -103,6 +105,13 @@ def pg(nranks=1, rank=0, timeout=datetime.timedelta(seconds=60)):
     if rank != 0:
         store.set(kt.STORE_KEY, b"x" * kcoll.UNIQUE_ID_BYTES)
     return kt.ProcessGroupKcoll(store, rank, nranks, timeout)
+
+
+def registered(g):
+    """@g known to torch.distributed as new_group() records it (for dist.broadcast's root)."""
+    from torch.distributed import distributed_c10d as c10d
+    c10d._pg_group_ranks[g] = {k: k for k in range(g.size())}
+    return g
 
 
 # -- the ctypes layer (no torch) ------------------------------------------------------------
@@ -528,6 +537,81 @@ def test_errors_and_timeouts_through_torch():
     expect(last().timeout_ms == 250, last().timeout_ms)
     dist.barrier(group=g)
     expect(last().timeout_ms == 5000, last().timeout_ms)
+
+
+@needs_torch
+def test_async_collectives_overlap_and_keep_order():
+    """async_op=True: submitted non-blocking in call order, completed in the background."""
+    import threading
+    g = registered(pg(nranks=2))
+    before = {t for t in threading.enumerate() if t.name.startswith("kcoll")}
+    M.kcoll_mock_hold(1)  # every collective stays in flight
+    a, b = torch.ones(3), torch.arange(4, dtype=torch.int64)
+    outs = [torch.zeros(2) for _ in range(2)]
+    works = [dist.all_reduce(a, group=g, async_op=True),
+             dist.broadcast(b, 0, group=g, async_op=True),
+             dist.all_gather(outs, torch.tensor([1.0, 2.0]), group=g, async_op=True),
+             dist.barrier(group=g, async_op=True)]
+    expect(last().fn == b"barrier", "submitted in call order, the barrier last: %r" % last().fn)
+    import time
+    time.sleep(0.2)
+    expect(not any(w.is_completed() for w in works), "completed while in flight")
+    expect(outs[0].tolist() == [0, 0], "written back before completion: %r" % outs)
+    mine = {t for t in threading.enumerate() if t.name.startswith("kcoll")} - before
+    expect(len(mine) <= 1, "%d threads for 4 collectives" % len(mine))
+    M.kcoll_mock_hold(0)
+    for w in works:
+        expect(w.wait() is True, "wait")
+    expect(all(w.is_completed() and w.is_success() and w.exception() is None for w in works),
+           "complete and successful")
+    expect(a.tolist() == [2, 2, 2] and outs[1].tolist() == [1.0, 2.0], (a, outs))
+    expect(works[0].get_future().wait()[0] is a, "the future's value is the tensors")
+    # a non-contiguous tensor is written back on completion
+    m = torch.ones(2, 2)
+    dist.all_reduce(m[:, 0], group=g)
+    expect(m.tolist() == [[2, 1], [2, 1]], m)
+
+
+@needs_torch
+def test_async_errors_raise_from_wait():
+    """A collective failing in flight: wait() raises the errno and kcoll_last_error()."""
+    g = registered(pg(nranks=2))
+    M.kcoll_mock_hold(1)
+    M.kcoll_mock_fail_wait(errno.ECONNRESET, b"rank 1 left")
+    w = dist.all_reduce(torch.ones(2), group=g, async_op=True)
+    expect(not w.is_completed(), "completed while held")
+    M.kcoll_mock_hold(0)
+    e = raises(kcoll.KcollError, w.wait, match="rank 1 left")
+    expect(e.errno == errno.ECONNRESET and "ECONNRESET" in str(e), str(e))
+    expect(w.is_completed() and not w.is_success(), "a failed work is not a success")
+    expect(isinstance(w.exception(), kcoll.KcollError), w.exception())
+    raises(kcoll.KcollError, w.get_future().wait, match="rank 1 left")
+    # without async_op, dist.* raises it
+    M.kcoll_mock_fail_wait(errno.ETIMEDOUT, b"rank 1 is silent")
+    raises(kcoll.KcollTimeout, dist.broadcast, torch.ones(1), 0, g, match="rank 1 is silent")
+    M.kcoll_mock_fail_wait(errno.ECONNABORTED, b"aborted by rank 1")
+    raises(kcoll.KcollError, dist.barrier, g, match="aborted by rank 1")
+    # a collective in flight past its timeout aborts the communicator and raises
+    M.kcoll_mock_hold(1)
+    opts = dist.AllreduceOptions()
+    opts.timeout = datetime.timedelta(milliseconds=200)
+    w = g.allreduce([torch.ones(1)], opts)
+    raises(kcoll.KcollTimeout, w.wait, match="still in flight after 200 ms")
+    expect(last().fn == b"comm_abort", last().fn)
+
+
+@needs_torch
+def test_ddp_sees_a_failed_bucket():
+    """C++ callers get the future's work: DDP's backward raises the all-reduce's error."""
+    store = dist.HashStore()
+    dist.init_process_group(backend="kcoll", store=store, rank=0, world_size=1)
+    try:
+        torch.manual_seed(0)
+        ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
+        M.kcoll_mock_fail_wait(errno.ECONNRESET, b"rank 3 died")
+        raises(RuntimeError, ddp(torch.randn(8, 4)).sum().backward, match="rank 3 died")
+    finally:
+        dist.destroy_process_group()
 
 
 @needs_torch
