@@ -10,10 +10,10 @@ keeps alive); kcoll.torch builds the process group on it.  Every failure raises 
 import ctypes
 import errno as _errno
 
-from ._lib import KcollError, KcollTimeout, UNIQUE_ID_BYTES, lib, check
+from ._lib import KcollError, KcollTimeout, UNIQUE_ID_BYTES, SPLIT_UNDEFINED, lib, check
 from . import _lib
 
-__all__ = ["Comm", "KcollError", "KcollTimeout", "unique_id", "UNIQUE_ID_BYTES",
+__all__ = ["Comm", "KcollError", "KcollTimeout", "unique_id", "UNIQUE_ID_BYTES", "SPLIT_UNDEFINED",
            "INT8", "UINT8", "INT32", "UINT32", "INT64", "UINT64", "FP16", "BF16", "FP32",
            "FP64", "SUM", "PROD", "MIN", "MAX", "AVG", "version"]
 
@@ -79,7 +79,25 @@ class Comm:
             self._h = None
             raise
         self._c = c
+        self._users = [1]  # the communicators on handle _h: the last one closes it
         self.timeout_ms = _ms(timeout_ms)
+
+    def split(self, color, key, timeout_ms=None, connect_timeout_ms=0):
+        """kcoll_comm_split(): the child Comm of @color (>= 0), ranked by @key; None for
+        SPLIT_UNDEFINED.  Collective over this communicator; no new rendezvous.  The child
+        shares this one's /dev/kcoll handle (closed when the last of them is destroyed)."""
+        ms = self.timeout_ms if timeout_ms is None else _ms(timeout_ms)
+        o = _lib.opts(_lib.SplitOpts, timeout_ms=ms, connect_timeout_ms=_ms(connect_timeout_ms))
+        c = ctypes.c_void_p()
+        check("kcoll_comm_split", lib().kcoll_comm_split(self._comm(), color, key,
+                                                         ctypes.byref(o), ctypes.byref(c)))
+        if not c:
+            return None
+        child = Comm.__new__(Comm)
+        child._h, child._c, child._users = self._h, c, self._users
+        child._users[0] += 1
+        child.timeout_ms = self.timeout_ms
+        return child
 
     @property
     def fd(self):
@@ -109,7 +127,9 @@ class Comm:
             lib().kcoll_comm_destroy(c)
         if self._h is not None:
             h, self._h = self._h, None
-            lib().kcoll_close(h)
+            self._users[0] -= 1
+            if not self._users[0]:
+                lib().kcoll_close(h)
 
     def abort(self):
         check("kcoll_comm_abort", lib().kcoll_comm_abort(self._comm()))

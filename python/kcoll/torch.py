@@ -17,6 +17,8 @@ consecutive tensors of one dtype), as is batch_isend_irecv; both complete before
 CPU tensors only.  See Documentation/pytorch.rst.
 """
 import datetime
+import functools
+import inspect
 import os
 import sys
 import threading
@@ -24,8 +26,10 @@ import threading
 import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import _create_work_from_future
+from torch.distributed import distributed_c10d as c10d
 
-from . import Comm, KcollError, KcollTimeout, unique_id  # noqa: F401 (re-exported)
+from . import Comm, KcollError, KcollTimeout, SPLIT_UNDEFINED, unique_id  # noqa: F401
+from . import _lib
 from . import INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64
 from . import SUM, PROD, MIN, MAX, AVG
 from ._lib import Request
@@ -270,11 +274,19 @@ def _ms(timeout):
 class ProcessGroupKcoll(dist.ProcessGroup):
     """A torch.distributed process group over one kcoll communicator."""
 
-    def __init__(self, store, rank, size, timeout=datetime.timedelta(minutes=30)):
+    def __init__(self, store, rank, size, timeout=datetime.timedelta(minutes=30), comm=None):
         super().__init__(rank, size)
         self._rank = rank
         self._size = size
+        self._coalesced = None  # batch_isend_irecv's sends and receives, while it records
         ms = _ms(timeout) or 0
+        if comm is not None:  # a child of kcoll_comm_split (new_group)
+            if (comm.rank, comm.size) != (rank, size):
+                raise RuntimeError("kcoll: new_group: the split gave rank %d of %d, torch "
+                                   "expects rank %d of %d" % (comm.rank, comm.size, rank, size))
+            comm.timeout_ms = ms
+            self.comm = comm
+            return
         # The bootstrap waits as long as the group's timeout, unless the environment says
         # otherwise (libkcoll reads KCOLL_BOOTSTRAP_TIMEOUT_MS when given 0).
         boot = 0 if os.environ.get("KCOLL_BOOTSTRAP_TIMEOUT_MS") else ms
@@ -284,7 +296,6 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         else:
             uid = store.get(STORE_KEY)
         self.comm = Comm(bytes(uid), size, rank, timeout_ms=ms, bootstrap_timeout_ms=boot)
-        self._coalesced = None  # batch_isend_irecv's sends and receives, while it records
 
     # -- process group identity ------------------------------------------------------------
 
@@ -599,14 +610,71 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         self._not_supported("allgather_coalesced")
 
 
+# new_group(): the child communicator split off the default group for the group torch is
+# about to create (None: torch creates it by a rendezvous through the store).
+_split_child = None
+
+
 def _create(store, rank, size, timeout):
-    return ProcessGroupKcoll(store, rank, size, timeout)
+    global _split_child
+    comm, _split_child = _split_child, None
+    return ProcessGroupKcoll(store, rank, size, timeout, comm=comm)
+
+
+def _default_kcoll():
+    """The default group's ProcessGroupKcoll, or None."""
+    try:
+        pg = c10d._get_default_group()
+    except RuntimeError:
+        return None
+    if isinstance(pg, ProcessGroupKcoll):
+        return pg
+    try:  # torch 2.x: the backend behind the default ProcessGroup
+        pg = pg._get_backend(torch.device("cpu"))
+    except Exception:
+        return None
+    return pg if isinstance(pg, ProcessGroupKcoll) else None
+
+
+def _new_group(*args, **kwargs):
+    """torch's new_group, but a kcoll group on a kcoll default group is split off it
+    (kcoll_comm_split: no new rendezvous) rather than bootstrapped through the store.
+
+    Every rank calls new_group (torch requires it), members and non-members alike: that is
+    the split's collective.  Members get color 0 ranked by global rank, which is torch's
+    group rank order (it sorts the ranks); the others KCOLL_SPLIT_UNDEFINED.
+    """
+    global _split_child
+    bound = _new_group_sig.bind(*args, **kwargs)
+    ranks, backend = bound.arguments.get("ranks"), bound.arguments.get("backend")
+    parent = _default_kcoll()
+    if (parent is None or not _lib.has("kcoll_comm_split") or
+            (backend and dist.Backend(backend) != BACKEND)):
+        return _torch_new_group(*args, **kwargs)
+    me = parent.rank()
+    members = range(parent.size()) if ranks is None else set(ranks)
+    timeout = bound.arguments.get("timeout")
+    color = 0 if me in members else SPLIT_UNDEFINED
+    _split_child = parent.comm.split(color, me, timeout_ms=_ms(timeout))
+    try:
+        return _torch_new_group(*args, **kwargs)
+    finally:
+        child, _split_child = _split_child, None
+        if child is not None:  # torch never called the creator
+            child.destroy()
+
+
+_torch_new_group = c10d.new_group
+_new_group_sig = inspect.signature(_torch_new_group)
 
 
 def register():
-    """Register the backend; done on import, idempotent."""
+    """Register the backend and new_group's split; done on import, idempotent."""
     if not hasattr(dist.Backend, BACKEND.upper()):
         dist.Backend.register_backend(BACKEND, _create)
+    if c10d.new_group is _torch_new_group:
+        functools.update_wrapper(_new_group, _torch_new_group)
+        c10d.new_group = dist.new_group = _new_group
 
 
 register()

@@ -68,6 +68,7 @@ static struct { void *buf; size_t len; } grecv[64];
 static int ngrecv;
 
 static void update_fd(void);
+static int split_nranks, split_rank;
 static struct { void *buf; size_t len; int used, coll; } pending[64];
 /* Non-blocking collectives: held in flight while coll_hold; the next wait's injected error. */
 static int coll_hold, wait_fail_err;
@@ -99,6 +100,7 @@ void kcoll_mock_reset(void)
 	ngrecv = 0;
 	group_err = group_fail_err = 0;
 	coll_hold = wait_fail_err = 0;
+	split_nranks = split_rank = 0;
 	memset(pending, 0, sizeof(pending));
 	update_fd();
 	pthread_mutex_unlock(&lock);
@@ -595,6 +597,33 @@ int kcoll_fd(const struct kcoll_handle *h)
 {
 	update_fd();
 	return pipe_fd[0];
+}
+
+/* The next split's child: @nranks ranks, this one @rank (0 ranks: the parent's size). */
+void kcoll_mock_split(int nranks, int rank) { split_nranks = nranks; split_rank = rank; }
+
+/* Records color in root, key in peer; the child is as kcoll_mock_split() said. */
+int kcoll_comm_split(struct kcoll_comm *parent, int color, int key,
+		     const struct kcoll_split_opts *o, struct kcoll_comm **child)
+{
+	int err = enter("comm_split");
+	struct kcoll_comm *c;
+
+	last.root = color;
+	last.peer = key;
+	last.timeout_ms = o ? o->timeout_ms : 0;
+	*child = NULL;
+	if (err || color == KCOLL_SPLIT_UNDEFINED)
+		return err;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->nranks = split_nranks ? split_nranks : parent->nranks;
+	c->rank = split_nranks ? split_rank : parent->rank;
+	last.nranks = c->nranks;
+	last.rank = c->rank;
+	*child = c;
+	return 0;
 }
 
 int kcoll_group_start(void)

@@ -62,6 +62,7 @@ M.kcoll_mock_groups.restype = ctypes.POINTER(Groups)
 M.kcoll_mock_fail_group_end.argtypes = [ctypes.c_int]
 M.kcoll_mock_fail_wait.argtypes = [ctypes.c_int, ctypes.c_char_p]
 M.kcoll_mock_hold.argtypes = [ctypes.c_int]
+M.kcoll_mock_split.argtypes = [ctypes.c_int, ctypes.c_int]
 
 
 def groups():
@@ -596,8 +597,7 @@ def test_async_errors_raise_from_wait():
     opts = dist.AllreduceOptions()
     opts.timeout = datetime.timedelta(milliseconds=200)
     w = g.allreduce([torch.ones(1)], opts)
-    raises(kcoll.KcollTimeout, w.wait, match="still in flight after 200 ms")
-    expect(last().fn == b"comm_abort", last().fn)
+    raises(kcoll.KcollTimeout, w.wait, match="still in flight after 200 ms; communicator aborted")
 
 
 @needs_torch
@@ -610,6 +610,57 @@ def test_ddp_sees_a_failed_bucket():
         ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
         M.kcoll_mock_fail_wait(errno.ECONNRESET, b"rank 3 died")
         raises(RuntimeError, ddp(torch.randn(8, 4)).sum().backward, match="rank 3 died")
+    finally:
+        dist.destroy_process_group()
+
+
+def test_comm_split():
+    """Comm.split: color, key and timeout reach kcoll_comm_split; the child shares the
+    handle, which closes with the last communicator on it."""
+    c = comm(nranks=4, rank=2, timeout_ms=700)
+    M.kcoll_mock_split(2, 1)
+    child = c.split(1, 5)
+    L = last()
+    expect(L.fn == b"comm_split" and (L.root, L.peer, L.timeout_ms) == (1, 5, 700),
+           (L.fn, L.root, L.peer, L.timeout_ms))
+    expect((child.rank, child.size) == (1, 2) and child.fd == c.fd, "child")
+    expect(c.split(kcoll.SPLIT_UNDEFINED, 0) is None, "undefined color: no child")
+    fd = c.fd
+    c.destroy()
+    child.barrier()  # the handle is still open
+    expect(child.fd == fd and last().fn == b"barrier", last().fn)
+    child.destroy()
+    c = comm(nranks=4, rank=2)
+    fail_next(errno.ETIMEDOUT, "rank 3 never answered")
+    raises(kcoll.KcollTimeout, c.split, 0, 0, match="rank 3 never answered")
+
+
+@needs_torch
+def test_new_group_splits_the_default_group():
+    """new_group on a kcoll default group is a kcoll_comm_split, no new rendezvous."""
+    store = dist.HashStore()
+    for k in range(1, 5):  # rank 1 of 2 has reached torch's store-based barriers
+        store.add("store_based_barrier_key:%d" % k, 1)
+    dist.init_process_group(backend="kcoll", store=store, rank=0, world_size=2,
+                            timeout=datetime.timedelta(seconds=7))
+    try:
+        M.kcoll_mock_split(1, 0)
+        g = dist.new_group([0])
+        L = last()
+        expect(L.fn == b"comm_split" and (L.root, L.peer) == (0, 0), (L.fn, L.root, L.peer))
+        expect(L.timeout_ms == 7000, L.timeout_ms)
+        expect(isinstance(g, kt.ProcessGroupKcoll) and (g.rank(), g.size()) == (0, 1), g)
+        t = torch.tensor([3.0])
+        dist.all_reduce(t, group=g)
+        expect(last().fn == b"allreduce", last().fn)
+        # a rank outside the group passes KCOLL_SPLIT_UNDEFINED and gets no group
+        g2 = dist.new_group([1], timeout=datetime.timedelta(seconds=3))
+        L = last()
+        expect(L.fn == b"comm_split" and L.root == kcoll.SPLIT_UNDEFINED, (L.fn, L.root))
+        expect(L.timeout_ms == 3000 and g2 == dist.GroupMember.NON_GROUP_MEMBER, g2)
+        # the split's rank must be torch's
+        M.kcoll_mock_split(2, 1)
+        raises(RuntimeError, dist.new_group, [0, 1], match="the split gave rank 1 of 2")
     finally:
         dist.destroy_process_group()
 
