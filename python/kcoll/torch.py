@@ -187,6 +187,10 @@ class _Countdown:
         self._keep = self._finish = None
 
 
+def _reraise(fut):
+    return fut.wait()
+
+
 class _Work(dist._Work):
     """A work whose wait() raises the operation's error, for Python callers.
 
@@ -199,6 +203,7 @@ class _Work(dist._Work):
     def __init__(self, fut):
         super().__init__()
         self._fut = fut
+        self._cfut = None
 
     def wait(self, timeout=None):
         self._fut.wait()  # raises the operation's exception
@@ -220,7 +225,12 @@ class _Work(dist._Work):
         return None
 
     def get_future(self):
-        return self._fut
+        """The future of the output tensors.  Its error is re-raised by a then() callback
+        (a RuntimeError carrying the KcollError's text): a comm hook hands this future to
+        DDP's C++ reducer, which crashes on a Python exception object (see _work())."""
+        if self._cfut is None:
+            self._cfut = self._fut.then(_reraise)
+        return self._cfut
 
     def result(self):
         return self._fut.wait()
@@ -232,7 +242,8 @@ _HERE = _nothing.__code__.co_filename
 def _python_caller():
     """Whether the backend method running was called by Python code (dist.all_reduce, a
     user's pg.allreduce()), not by C++ through pybind11's trampoline (torch 1.13's DDP:
-    the bucket all-reduces, the parameter check, the module-state broadcast).
+    the bucket all-reduces, the parameter check, the module-state broadcast); and the name
+    of that method.
 
     The caller is the first frame outside this file; a Python caller names the method it
     called (co_names holds the attribute), C++'s caller called a C++ function instead (and
@@ -243,23 +254,27 @@ def _python_caller():
     while f is not None and f.f_code.co_filename == _HERE:
         entry = f.f_code.co_name
         f = f.f_back
-    return f is not None and entry in f.f_code.co_names
-
-
-def _reraise(fut):
-    return fut.wait()
+    return f is not None and entry in f.f_code.co_names, entry
 
 
 def _work(fut):
-    """The work of @fut for whoever called the backend: errors reach Python callers from
-    wait(); C++ callers (DDP's reducer reads the future's value) see them in the future.
+    """The work of @fut for whoever called the backend.
 
-    For C++ the error is re-raised by a then() callback, which torch turns into a C++
+    Python callers get a _Work: wait() raises the error.  C++ callers (torch 1.13's DDP)
+    get the future's work, which answers wait() with success whatever happened, so only an
+    all-reduce stays asynchronous for them (the reducer's bucket all-reduces read the
+    future, and a failed one fails backward()); any other collective C++ calls (the
+    parameter check's all-gather, the bucket-order and module-state broadcasts, whose
+    callers wait() and would go on with garbage) completes here and raises.  The future's
+    error is re-raised by a then() callback, which torch turns into a C++
     std::runtime_error carrying the message: 1.13's DDP crashes on a future failed with a
     Python exception object (set_exception()).
     """
-    if _python_caller():
+    python, entry = _python_caller()
+    if python:
         return _Work(fut)
+    if entry != "allreduce":
+        fut.wait()  # raises the operation's error
     return _create_work_from_future(fut.then(_reraise))
 
 

@@ -586,7 +586,8 @@ def test_async_errors_raise_from_wait():
     expect(e.errno == errno.ECONNRESET and "ECONNRESET" in str(e), str(e))
     expect(w.is_completed() and not w.is_success(), "a failed work is not a success")
     expect(isinstance(w.exception(), kcoll.KcollError), w.exception())
-    raises(kcoll.KcollError, w.get_future().wait, match="rank 1 left")
+    # the future is C++-safe (DDP comm hooks hand it to the reducer): a RuntimeError
+    raises(RuntimeError, w.get_future().wait, match="rank 1 left")
     # without async_op, dist.* raises it
     M.kcoll_mock_fail_wait(errno.ETIMEDOUT, b"rank 1 is silent")
     raises(kcoll.KcollTimeout, dist.broadcast, torch.ones(1), 0, g, match="rank 1 is silent")
@@ -602,14 +603,28 @@ def test_async_errors_raise_from_wait():
 
 @needs_torch
 def test_ddp_sees_a_failed_bucket():
-    """C++ callers get the future's work: DDP's backward raises the all-reduce's error."""
+    """C++ callers: DDP's backward raises a failed bucket all-reduce's error; a collective
+    whose C++ caller only wait()s (the parameter check) raises at once."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
     store = dist.HashStore()
     dist.init_process_group(backend="kcoll", store=store, rank=0, world_size=1)
     try:
         torch.manual_seed(0)
-        ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
-        M.kcoll_mock_fail_wait(errno.ECONNRESET, b"rank 3 died")
-        raises(RuntimeError, ddp(torch.randn(8, 4)).sum().backward, match="rank 3 died")
+        for hook in (None, default_hooks.allreduce_hook):  # C++, then Python, all-reduce
+            ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
+            if hook:
+                ddp.register_comm_hook(None, hook)
+
+            def step():
+                ddp(torch.randn(8, 4)).sum().backward()
+            step()
+            step()  # the buckets are rebuilt (a broadcast) in this forward
+            M.kcoll_mock_fail_wait(errno.ECONNRESET, b"rank 3 died")
+            raises(RuntimeError, step, match="rank 3 died")
+        M.kcoll_mock_fail_wait(errno.ECONNRESET, b"rank 2 died")
+        pg = dist.distributed_c10d._get_default_group()
+        raises(RuntimeError, C10._verify_params_across_processes, pg,
+               [torch.nn.Parameter(torch.ones(3))], None, match="rank 2 died")
     finally:
         dist.destroy_process_group()
 
