@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """PyTorch's Gloo backend: torch.distributed.all_reduce timed the way kcoll-perf times kcoll.
 
+--backend kcoll times the same script on kcoll's PyTorch backend (python/kcoll, import
+kcoll.torch): the torch+kcoll vs torch+Gloo comparison, backend switched and nothing else.
+
 Every rank is started on its own (no launcher): init_method=tcp://MASTER:PORT with an explicit
 rank and world size.  Same size sweep, warm-up and iteration rule as kcoll-perf; time per
 operation of the slowest rank, algbw = size / time, busbw = algbw x 2(n-1)/n, and a result
@@ -51,10 +54,12 @@ def main():
     ap.add_argument("-w", "--warmup", type=int, default=5)
     ap.add_argument("-n", "--iters", type=int, default=20)
     ap.add_argument("-I", "--iter-bytes", type=parse_size, default=0)
-    ap.add_argument("-L", "--label", default="gloo")
+    ap.add_argument("--backend", choices=("gloo", "kcoll"), default="gloo")
+    ap.add_argument("-L", "--label")
     ap.add_argument("-J", "--json")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds")
     a = ap.parse_args()
+    a.label = a.label or ("gloo" if a.backend == "gloo" else "torch-kcoll")
     if a.stepfactor <= 1 or a.minbytes < 1 or a.minbytes > a.maxbytes or a.iters < 1:
         ap.error("need 1 <= minbytes <= maxbytes, stepfactor > 1, iters >= 1")
 
@@ -62,20 +67,22 @@ def main():
     import datetime
     import torch
     import torch.distributed as dist
+    if a.backend == "kcoll":
+        import kcoll.torch  # noqa: F401  registers the backend
     import_s = time.monotonic() - t0
     torch.set_num_threads(1)
 
     t0 = time.monotonic()
-    dist.init_process_group("gloo", init_method="tcp://" + a.master, rank=a.rank,
+    dist.init_process_group(a.backend, init_method="tcp://" + a.master, rank=a.rank,
                             world_size=a.world,
                             timeout=datetime.timedelta(seconds=a.timeout))
     init_s = time.monotonic() - t0
     n = a.world
     out = None
     if a.rank == 0:
-        print("# %s: torch %s, torch.distributed.all_reduce (gloo), fp32 sum, %d ranks; "
-              "import torch %.1f s, init %.1f s" % (a.label, torch.__version__, n, import_s,
-                                                    init_s))
+        print("# %s: torch %s, torch.distributed.all_reduce (%s), fp32 sum, %d ranks; "
+              "import torch %.1f s, init %.1f s" % (a.label, torch.__version__, a.backend, n,
+                                                    import_s, init_s))
         print("#%11s %10s %10s %10s %9s %9s %7s %9s %9s" % (
             "size", "count", "time", "median", "algbw", "busbw", "#wrong", "usr/op", "sys/op"))
         print("#%11s %10s %10s %10s %9s %9s %7s %9s %9s" % (

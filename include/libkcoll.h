@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define LIBKCOLL_MAJOR_VERSION	0
-#define LIBKCOLL_MINOR_VERSION	5
+#define LIBKCOLL_MINOR_VERSION	6
 #define LIBKCOLL_PATCH_VERSION	0
 
 /* sysfs directory of the module; the environment variable overrides it (tests, containers). */
@@ -407,6 +407,38 @@ KCOLL_API int kcoll_alltoallv(struct kcoll_comm *c, const void *sendbuf,
  */
 KCOLL_API int kcoll_group_start(void);
 KCOLL_API int kcoll_group_end(void);
+
+/* Communicator split (KCOLL_0.6) ---------------------------------------------------------- */
+
+/* The color of a rank that joins no child: kcoll_comm_split() gives it NULL. */
+#define KCOLL_SPLIT_UNDEFINED	(-1)
+
+struct kcoll_split_opts {
+	size_t sz;
+	/* no flag is defined yet: must be 0 */
+	unsigned int flags;
+	/*
+	 * The exchange over the parent (an all-gather, then point-to-point) gives up after this
+	 * long; 0: no limit for the all-gather, the module's op_timeout_ms for the rest.
+	 */
+	unsigned int timeout_ms;
+	/* timeout_ms of the child's KCOLL_IOC_COMM_CREATE; 0: $KCOLL_CONNECT_TIMEOUT_MS, else 0 */
+	unsigned int connect_timeout_ms;
+	size_t :0;
+};
+
+/*
+ * Split @parent as MPI_Comm_split/ncclCommSplit do; collective over @parent (every rank calls
+ * it, in the same order relative to its other collectives, with no point-to-point of
+ * @parent in flight).  The ranks of one @color (>= 0) form a child, ranked by @key, then by
+ * parent rank.  No new TCP rendezvous: the (color, key) pairs are all-gathered over @parent,
+ * the child's rank 0 draws its communicator id and secret and sends them to the child's
+ * members only (point-to-point over @parent), and the child connects to the addresses the
+ * parent's ranks advertised.  *@child is NULL for KCOLL_SPLIT_UNDEFINED.  The child lives on
+ * @parent's handle and outlives @parent.
+ */
+KCOLL_API int kcoll_comm_split(struct kcoll_comm *parent, int color, int key,
+			       const struct kcoll_split_opts *opts, struct kcoll_comm **child);
 
 /* Names ("fp32", "sum", "allreduce", "ring") and their inverses (-EINVAL when unknown). */
 KCOLL_API const char *kcoll_datatype_str(int dtype);

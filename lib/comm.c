@@ -25,9 +25,8 @@
 #define KCOLL_REQ_INFLIGHT	1
 
 /* The connect timeout for KCOLL_IOC_COMM_CREATE: option, else environment, else 0. */
-static int kcoll_connect_timeout(const struct kcoll_comm_opts *opts, uint32_t *out)
+int kcoll_connect_timeout_ms(unsigned long v, uint32_t *out)
 {
-	unsigned long v = OPTS_GET(opts, connect_timeout_ms, 0);
 	int err;
 
 	if (!v) {
@@ -88,18 +87,23 @@ static int kcoll_create_error(int err, const struct kcoll_sockaddr *table, uint3
 	}
 }
 
-static int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id,
-			     const unsigned char *secret, int rank, int nranks,
-			     const struct kcoll_sockaddr *table, uint32_t timeout_ms,
-			     struct kcoll_comm **out)
+int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id, const unsigned char *secret,
+		      int rank, int nranks, const struct kcoll_sockaddr *table,
+		      uint32_t timeout_ms, struct kcoll_comm **out)
 {
 	struct kcoll_comm_create cc;
 	struct kcoll_comm *c;
 	int fd = kcoll_fd(h);
 
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	/* The table is kept: kcoll_comm_split() connects children to the same addresses. */
+	if (c)
+		c->peers = calloc((size_t)nranks, sizeof(*table));
+	if (!c || !c->peers) {
+		free(c);
 		return kcoll_fail(-ENOMEM, "out of memory");
+	}
+	memcpy(c->peers, table, (size_t)nranks * sizeof(*table));
 	pthread_mutex_init(&c->lock, NULL);
 	memset(&cc, 0, sizeof(cc));
 	cc.size = sizeof(cc);
@@ -114,6 +118,7 @@ static int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id,
 		int err = -errno;
 
 		explicit_bzero(cc.secret, sizeof(cc.secret));
+		free(c->peers);
 		free(c);
 		return kcoll_create_error(err, table, cc.failed_rank, rank, nranks, comm_id,
 					  timeout_ms);
@@ -147,7 +152,7 @@ static int kcoll_comm_init_check(struct kcoll_handle *h, const struct kcoll_comm
 	err = OPTS_VALID(opts, kcoll_comm_opts, ifname, KCOLL_COMM_OPTS_SZ_VER0);
 	if (err)
 		return kcoll_fail(err, "bad kcoll_comm_opts");
-	return kcoll_connect_timeout(opts, timeout_ms);
+	return kcoll_connect_timeout_ms(OPTS_GET(opts, connect_timeout_ms, 0), timeout_ms);
 }
 
 int kcoll_comm_init_rank(struct kcoll_handle *h, const struct kcoll_unique_id *id, int nranks,
@@ -225,6 +230,7 @@ int kcoll_comm_destroy(struct kcoll_comm *c)
 		b->c = NULL;
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_destroy(&c->lock);
+	free(c->peers);
 	free(c);
 	return kcoll_err(err);
 }

@@ -54,6 +54,7 @@ static inline int kcoll_err(int err)
 #define KCOLL_COMM_OPTS_SZ_VER0		offsetofend(struct kcoll_comm_opts, ifname)
 #define KCOLL_P2P_OPTS_SZ_VER0		offsetofend(struct kcoll_p2p_opts, flags)
 #define KCOLL_COLL_OPTS_SZ_VER0		offsetofend(struct kcoll_coll_opts, algo_used)
+#define KCOLL_SPLIT_OPTS_SZ_VER0	offsetofend(struct kcoll_split_opts, connect_timeout_ms)
 
 #define KCOLL_HIDDEN	__attribute__((visibility("hidden")))
 
@@ -78,6 +79,7 @@ struct kcoll_comm {
 	uint64_t comm_id;
 	pthread_mutex_t lock;		/* guards @bufs */
 	struct kcoll_buf *bufs;		/* mapped buffers, for pointer lookup */
+	struct kcoll_sockaddr *peers;	/* every rank's address, for kcoll_comm_split() */
 };
 
 struct kcoll_buf {
@@ -189,6 +191,22 @@ KCOLL_HIDDEN int kcoll_bootstrap_env(const struct kcoll_comm_opts *opts,
 				     unsigned char *secret, struct kcoll_sockaddr **table);
 /* Fill @buf with @len random bytes (getrandom): 0 or -errno. */
 KCOLL_HIDDEN int kcoll_random_bytes(void *buf, size_t len);
+
+/* KCOLL_IOC_COMM_CREATE on @h with the complete peer table (lib/comm.c). */
+KCOLL_HIDDEN int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id,
+				   const unsigned char *secret, int rank, int nranks,
+				   const struct kcoll_sockaddr *table, uint32_t timeout_ms,
+				   struct kcoll_comm **out);
+/* The connect timeout: @ms, else $KCOLL_CONNECT_TIMEOUT_MS, else 0 (lib/comm.c). */
+KCOLL_HIDDEN int kcoll_connect_timeout_ms(unsigned long ms, uint32_t *out);
+/*
+ * kcoll_comm_split()'s ranking (lib/split.c): from every parent rank's (color, key) pair
+ * (@ck[2 * j], @ck[2 * j + 1]), the parent ranks of @rank's child in child-rank order (by key,
+ * then parent rank) into @members; returns the child's size (0 for KCOLL_SPLIT_UNDEFINED) and
+ * sets *@child_rank.
+ */
+KCOLL_HIDDEN int kcoll_split_members(const int32_t *ck, int nranks, int rank, int *members,
+				     int *child_rank);
 
 /*
  * Join the root thread this process runs for @comm_id (after asking it to stop when @stop)

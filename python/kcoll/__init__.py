@@ -10,10 +10,10 @@ keeps alive); kcoll.torch builds the process group on it.  Every failure raises 
 import ctypes
 import errno as _errno
 
-from ._lib import KcollError, KcollTimeout, UNIQUE_ID_BYTES, lib, check
+from ._lib import KcollError, KcollTimeout, UNIQUE_ID_BYTES, SPLIT_UNDEFINED, lib, check
 from . import _lib
 
-__all__ = ["Comm", "KcollError", "KcollTimeout", "unique_id", "UNIQUE_ID_BYTES",
+__all__ = ["Comm", "KcollError", "KcollTimeout", "unique_id", "UNIQUE_ID_BYTES", "SPLIT_UNDEFINED",
            "INT8", "UINT8", "INT32", "UINT32", "INT64", "UINT64", "FP16", "BF16", "FP32",
            "FP64", "SUM", "PROD", "MIN", "MAX", "AVG", "version"]
 
@@ -79,7 +79,25 @@ class Comm:
             self._h = None
             raise
         self._c = c
+        self._users = [1]  # the communicators on handle _h: the last one closes it
         self.timeout_ms = _ms(timeout_ms)
+
+    def split(self, color, key, timeout_ms=None, connect_timeout_ms=0):
+        """kcoll_comm_split(): the child Comm of @color (>= 0), ranked by @key; None for
+        SPLIT_UNDEFINED.  Collective over this communicator; no new rendezvous.  The child
+        shares this one's /dev/kcoll handle (closed when the last of them is destroyed)."""
+        ms = self.timeout_ms if timeout_ms is None else _ms(timeout_ms)
+        o = _lib.opts(_lib.SplitOpts, timeout_ms=ms, connect_timeout_ms=_ms(connect_timeout_ms))
+        c = ctypes.c_void_p()
+        check("kcoll_comm_split", lib().kcoll_comm_split(self._comm(), color, key,
+                                                         ctypes.byref(o), ctypes.byref(c)))
+        if not c:
+            return None
+        child = Comm.__new__(Comm)
+        child._h, child._c, child._users = self._h, c, self._users
+        child._users[0] += 1
+        child.timeout_ms = self.timeout_ms
+        return child
 
     @property
     def fd(self):
@@ -109,7 +127,9 @@ class Comm:
             lib().kcoll_comm_destroy(c)
         if self._h is not None:
             h, self._h = self._h, None
-            lib().kcoll_close(h)
+            self._users[0] -= 1
+            if not self._users[0]:
+                lib().kcoll_close(h)
 
     def abort(self):
         check("kcoll_comm_abort", lib().kcoll_comm_abort(self._comm()))
@@ -120,56 +140,61 @@ class Comm:
         except Exception:
             pass
 
-    def _copts(self, timeout_ms=None):
+    def _copts(self, timeout_ms=None, req=None):
         ms = self.timeout_ms if timeout_ms is None else _ms(timeout_ms)
-        return ctypes.byref(_lib.opts(_lib.CollOpts, timeout_ms=ms))
+        o = _lib.opts(_lib.CollOpts, timeout_ms=ms)
+        if req is not None:
+            o.req = ctypes.addressof(req)
+        return ctypes.byref(o)
 
     def _popts(self):
         return ctypes.byref(_lib.opts(_lib.P2POpts, timeout_ms=self.timeout_ms))
 
-    # Collectives: the library's arguments, in its order.
-    def allreduce(self, send, recv, count, dtype, op, timeout_ms=None):
+    # Collectives: the library's arguments, in its order.  With @req (a kcoll._lib.Request)
+    # the call is non-blocking: it returns once submitted and @req is in flight (complete it
+    # with wait() or test(); the buffers must stay alive and untouched until then).
+    def allreduce(self, send, recv, count, dtype, op, timeout_ms=None, req=None):
         check("kcoll_allreduce", lib().kcoll_allreduce(self._comm(), send, recv, count, dtype,
-                                                       op, self._copts(timeout_ms)))
+                                                       op, self._copts(timeout_ms, req)))
 
-    def reduce(self, send, recv, count, dtype, op, root, timeout_ms=None):
+    def reduce(self, send, recv, count, dtype, op, root, timeout_ms=None, req=None):
         check("kcoll_reduce", lib().kcoll_reduce(self._comm(), send, recv, count, dtype, op,
-                                                 root, self._copts(timeout_ms)))
+                                                 root, self._copts(timeout_ms, req)))
 
-    def broadcast(self, send, recv, count, dtype, root, timeout_ms=None):
+    def broadcast(self, send, recv, count, dtype, root, timeout_ms=None, req=None):
         check("kcoll_broadcast", lib().kcoll_broadcast(self._comm(), send, recv, count, dtype,
-                                                       root, self._copts(timeout_ms)))
+                                                       root, self._copts(timeout_ms, req)))
 
-    def allgather(self, send, recv, count, dtype, timeout_ms=None):
+    def allgather(self, send, recv, count, dtype, timeout_ms=None, req=None):
         check("kcoll_allgather", lib().kcoll_allgather(self._comm(), send, recv, count, dtype,
-                                                       self._copts(timeout_ms)))
+                                                       self._copts(timeout_ms, req)))
 
-    def gather(self, send, recv, count, dtype, root, timeout_ms=None):
+    def gather(self, send, recv, count, dtype, root, timeout_ms=None, req=None):
         check("kcoll_gather", lib().kcoll_gather(self._comm(), send, recv, count, dtype, root,
-                                                 self._copts(timeout_ms)))
+                                                 self._copts(timeout_ms, req)))
 
-    def scatter(self, send, recv, count, dtype, root, timeout_ms=None):
+    def scatter(self, send, recv, count, dtype, root, timeout_ms=None, req=None):
         check("kcoll_scatter", lib().kcoll_scatter(self._comm(), send, recv, count, dtype,
-                                                   root, self._copts(timeout_ms)))
+                                                   root, self._copts(timeout_ms, req)))
 
-    def reduce_scatter(self, send, recv, count, dtype, op, timeout_ms=None):
+    def reduce_scatter(self, send, recv, count, dtype, op, timeout_ms=None, req=None):
         check("kcoll_reduce_scatter",
               lib().kcoll_reduce_scatter(self._comm(), send, recv, count, dtype, op,
-                                         self._copts(timeout_ms)))
+                                         self._copts(timeout_ms, req)))
 
-    def alltoall(self, send, recv, count, dtype, timeout_ms=None):
+    def alltoall(self, send, recv, count, dtype, timeout_ms=None, req=None):
         check("kcoll_alltoall", lib().kcoll_alltoall(self._comm(), send, recv, count, dtype,
-                                                     self._copts(timeout_ms)))
+                                                     self._copts(timeout_ms, req)))
 
     def alltoallv(self, send, send_counts, send_displs, recv, recv_counts, recv_displs, dtype,
-                  timeout_ms=None):
+                  timeout_ms=None, req=None):
         check("kcoll_alltoallv",
               lib().kcoll_alltoallv(self._comm(), send, _sizes(send_counts),
                                     _sizes(send_displs), recv, _sizes(recv_counts),
-                                    _sizes(recv_displs), dtype, self._copts(timeout_ms)))
+                                    _sizes(recv_displs), dtype, self._copts(timeout_ms, req)))
 
-    def barrier(self, timeout_ms=None):
-        check("kcoll_barrier", lib().kcoll_barrier(self._comm(), self._copts(timeout_ms)))
+    def barrier(self, timeout_ms=None, req=None):
+        check("kcoll_barrier", lib().kcoll_barrier(self._comm(), self._copts(timeout_ms, req)))
 
     # Point-to-point: lengths in bytes.  Messages between two ranks match in posting order.
     def send(self, buf, nbytes, peer):
@@ -227,15 +252,16 @@ class Comm:
         check("kcoll_wait", rc)
         return self._moved(got.value, nbytes)
 
-    def expire(self, req):
-        """Abort the communicator for @req, overdue at timeout_ms; the KcollTimeout to raise."""
+    def expire(self, req, ms=None):
+        """Abort the communicator for @req, overdue at @ms (None: timeout_ms); the
+        KcollTimeout to raise."""
         try:
             self.abort()
         except KcollError:
             pass  # already failed: the request is failed with it
         return KcollTimeout("kcoll_wait", _errno.ETIMEDOUT,
                             "still in flight after %d ms; communicator aborted" %
-                            self.timeout_ms)
+                            (self.timeout_ms if ms is None else ms))
 
     # Groups: kcoll_group_start() ... kcoll_group_end() around libkcoll calls.
     def grouped(self, ops):

@@ -48,6 +48,16 @@ class Request(ctypes.Structure):
                 ("state", ctypes.c_uint32)]
 
 
+class SplitOpts(ctypes.Structure):
+    _fields_ = [("sz", ctypes.c_size_t),
+                ("flags", ctypes.c_uint),
+                ("timeout_ms", ctypes.c_uint),
+                ("connect_timeout_ms", ctypes.c_uint)]
+
+
+SPLIT_UNDEFINED = -1
+
+
 class P2POpts(ctypes.Structure):
     _fields_ = [("sz", ctypes.c_size_t),
                 ("timeout_ms", ctypes.c_uint),
@@ -101,7 +111,10 @@ _PROTOS = {
     "kcoll_fd": (_I, [_P]),
     "kcoll_group_start": (_I, []),
     "kcoll_group_end": (_I, []),
+    "kcoll_comm_split": (_I, [_P, _I, _I, ctypes.POINTER(SplitOpts), ctypes.POINTER(_P)]),
 }
+# Newer than the oldest library the package runs on: has() says whether it is there.
+_OPTIONAL = {"kcoll_comm_split"}
 
 
 def _candidates():
@@ -136,11 +149,18 @@ def lib():
         raise ImportError("kcoll: cannot load libkcoll (install it with `make install`, or "
                           "point KCOLL_LIB at libkcoll.so.0): " + "; ".join(errors))
     for fn, (res, args) in _PROTOS.items():
+        if fn in _OPTIONAL and not hasattr(handle, fn):
+            continue
         f = getattr(handle, fn)
         f.restype = res
         f.argtypes = args
     _lib = handle
     return _lib
+
+
+def has(fn):
+    """Whether the loaded library has function @fn (libkcoll 0.6 added kcoll_comm_split)."""
+    return hasattr(lib(), fn)
 
 
 class KcollError(RuntimeError):

@@ -22,14 +22,15 @@ _FOREIGN_BACKOFF_S = 0.01
 
 
 class _Entry:
-    __slots__ = ("comm", "req", "nbytes", "done", "deadline")
+    __slots__ = ("comm", "req", "nbytes", "done", "deadline", "ms")
 
-    def __init__(self, comm, req, nbytes, done, deadline):
+    def __init__(self, comm, req, nbytes, done, deadline, ms):
         self.comm = comm
         self.req = req
         self.nbytes = nbytes
         self.done = done  # None once completed: an expired request kept to be consumed
         self.deadline = deadline
+        self.ms = ms
 
 
 class Poller:
@@ -43,16 +44,18 @@ class Poller:
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
 
-    def add(self, comm, req, nbytes, done):
+    def add(self, comm, req, nbytes, done, timeout_ms=None):
         """Complete @req of @comm: done(None, nbytes) on success, done(exception, 0) else.
 
-        @done runs in the completion thread; it must not block.
+        @nbytes: the bytes the request must move (None: any).  @timeout_ms: the request's
+        own deadline (None: the communicator's timeout_ms; 0: none).  @done runs in the
+        completion thread; it must not block.
         """
-        ms = comm.timeout_ms
+        ms = comm.timeout_ms if timeout_ms is None else timeout_ms
         deadline = time.monotonic() + ms / 1000.0 if ms else None
         with self._lock:
             self._pending.setdefault(comm.fd, []).append(
-                _Entry(comm, req, nbytes, done, deadline))
+                _Entry(comm, req, nbytes, done, deadline, ms))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="kcoll-completion",
                                                 daemon=True)
@@ -113,7 +116,7 @@ class Poller:
                     ended.append((e, None, got))
                     continue
             if e.done is not None and e.deadline is not None and now >= e.deadline:
-                expired.append((e, e.comm.expire(e.req), 0))
+                expired.append((e, e.comm.expire(e.req, e.ms), 0))
         with self._lock:
             lst = self._pending.get(fd, [])
             for e, _, _ in ended:

@@ -8,23 +8,31 @@ Bootstrap: rank 0 of the group draws a kcoll unique id (it becomes the bootstrap
 puts it in the group's c10d store; the other ranks read it from there.  No port beyond the
 store's and the root's own (ephemeral, or $KCOLL_BOOTSTRAP_PORT).
 
-Collectives run to completion in the calling thread before they return; async_op=True gives
-a work object that is already complete.  all_reduce_coalesced is one libkcoll group (one
-kernel call for consecutive tensors of one dtype).  send/recv (isend/irecv) are posted
-non-blocking and complete in the background: ONE completion thread per process sleeps in
-poll() on the communicators' files (kcoll._poll).  batch_isend_irecv is one libkcoll group
-and completes before it returns.  CPU tensors only.  See Documentation/pytorch.rst.
+Collectives and send/recv (isend/irecv) are submitted non-blocking in the calling thread, in
+call order, and complete in the background: ONE completion thread per process sleeps in
+poll() on the communicators' files (kcoll._poll).  Python callers get a work whose wait()
+raises the operation's error (KcollError: errno and kcoll_last_error()); C++ callers (DDP)
+get the future's work.  all_reduce_coalesced is one libkcoll group (one kernel call for
+consecutive tensors of one dtype), as is batch_isend_irecv; both complete before they return.
+CPU tensors only.  See Documentation/pytorch.rst.
 """
 import datetime
+import functools
+import inspect
 import os
+import sys
+import threading
 
 import torch
 import torch.distributed as dist
 from torch._C._distributed_c10d import _create_work_from_future
+from torch.distributed import distributed_c10d as c10d
 
-from . import Comm, KcollError, KcollTimeout, unique_id  # noqa: F401 (re-exported)
+from . import Comm, KcollError, KcollTimeout, SPLIT_UNDEFINED, unique_id  # noqa: F401
+from . import _lib
 from . import INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64
 from . import SUM, PROD, MIN, MAX, AVG
+from ._lib import Request
 from ._poll import poller
 
 BACKEND = "kcoll"
@@ -125,17 +133,77 @@ def _done(result):
     return _create_work_from_future(fut)
 
 
-class _P2PWork(dist._Work):
-    """The work of a send or receive, whose completion thread may fail it.
+def _nothing():
+    pass
 
-    A work made by _create_work_from_future() answers wait() with True even when its future
-    failed (torch 1.13), which would hide a failed send from dist.send().  This one raises.
-    Only Python calls send/recv here (a Python work hangs C++ callers, which collectives have).
+
+def _all_done(bufs):
+    for b in bufs:
+        b.done()
+
+
+def _all_unflat(pairs):
+    for flat, tensors in pairs:
+        _unflat(flat, tensors)
+
+
+class _Countdown:
+    """Completes @fut once @n requests ended: with the first error, else finish() and @result.
+
+    Holds @keep (the memory the requests use) until then.  done() runs in the completion
+    thread.
+    """
+
+    def __init__(self, n, fut, keep, finish, result):
+        self._lock = threading.Lock()
+        self._n = n
+        self._exc = None
+        self._fut = fut
+        self._keep = keep
+        self._finish = finish
+        self._result = result
+
+    def abandon(self, n, exc):
+        """@n requests were never submitted (the submission raised @exc)."""
+        self.done(exc, 0, n)
+
+    def done(self, exc, got, n=1):
+        with self._lock:
+            if exc is not None and self._exc is None:
+                self._exc = exc
+            self._n -= n
+            if self._n > 0:
+                return
+            exc = self._exc
+        if exc is None:
+            try:
+                self._finish()
+            except BaseException as e:
+                exc = e
+        if exc is not None:
+            self._fut.set_exception(exc)
+        else:
+            self._fut.set_result(self._result)
+        self._keep = self._finish = None
+
+
+def _reraise(fut):
+    return fut.wait()
+
+
+class _Work(dist._Work):
+    """A work whose wait() raises the operation's error, for Python callers.
+
+    torch 1.13's work of _create_work_from_future() answers wait() with True and
+    is_success() with True even when its future failed, which would lose the error of every
+    dist.* call.  This one raises it.  A Python work hangs C++ callers in 1.13 (their wait()
+    is the C++ base class's), so _work() gives them the future's work instead.
     """
 
     def __init__(self, fut):
         super().__init__()
         self._fut = fut
+        self._cfut = None
 
     def wait(self, timeout=None):
         self._fut.wait()  # raises the operation's exception
@@ -145,15 +213,11 @@ class _P2PWork(dist._Work):
         return self._fut.done()
 
     def is_success(self):
-        if not self._fut.done():
-            return False
-        try:
-            self._fut.wait()
-        except Exception:
-            return False
-        return True
+        return self.exception() is None if self._fut.done() else False
 
     def exception(self):
+        if not self._fut.done():
+            return None
         try:
             self._fut.wait()
         except Exception as e:
@@ -161,10 +225,57 @@ class _P2PWork(dist._Work):
         return None
 
     def get_future(self):
-        return self._fut
+        """The future of the output tensors.  Its error is re-raised by a then() callback
+        (a RuntimeError carrying the KcollError's text): a comm hook hands this future to
+        DDP's C++ reducer, which crashes on a Python exception object (see _work())."""
+        if self._cfut is None:
+            self._cfut = self._fut.then(_reraise)
+        return self._cfut
 
     def result(self):
         return self._fut.wait()
+
+
+_HERE = _nothing.__code__.co_filename
+
+
+def _python_caller():
+    """Whether the backend method running was called by Python code (dist.all_reduce, a
+    user's pg.allreduce()), not by C++ through pybind11's trampoline (torch 1.13's DDP:
+    the bucket all-reduces, the parameter check, the module-state broadcast); and the name
+    of that method.
+
+    The caller is the first frame outside this file; a Python caller names the method it
+    called (co_names holds the attribute), C++'s caller called a C++ function instead (and
+    an autograd thread has no Python frame at all).
+    """
+    f = sys._getframe(1)
+    entry = None
+    while f is not None and f.f_code.co_filename == _HERE:
+        entry = f.f_code.co_name
+        f = f.f_back
+    return f is not None and entry in f.f_code.co_names, entry
+
+
+def _work(fut):
+    """The work of @fut for whoever called the backend.
+
+    Python callers get a _Work: wait() raises the error.  C++ callers (torch 1.13's DDP)
+    get the future's work, which answers wait() with success whatever happened, so only an
+    all-reduce stays asynchronous for them (the reducer's bucket all-reduces read the
+    future, and a failed one fails backward()); any other collective C++ calls (the
+    parameter check's all-gather, the bucket-order and module-state broadcasts, whose
+    callers wait() and would go on with garbage) completes here and raises.  The future's
+    error is re-raised by a then() callback, which torch turns into a C++
+    std::runtime_error carrying the message: 1.13's DDP crashes on a future failed with a
+    Python exception object (set_exception()).
+    """
+    python, entry = _python_caller()
+    if python:
+        return _Work(fut)
+    if entry != "allreduce":
+        fut.wait()  # raises the operation's error
+    return _create_work_from_future(fut.then(_reraise))
 
 
 def _ms(timeout):
@@ -178,11 +289,19 @@ def _ms(timeout):
 class ProcessGroupKcoll(dist.ProcessGroup):
     """A torch.distributed process group over one kcoll communicator."""
 
-    def __init__(self, store, rank, size, timeout=datetime.timedelta(minutes=30)):
+    def __init__(self, store, rank, size, timeout=datetime.timedelta(minutes=30), comm=None):
         super().__init__(rank, size)
         self._rank = rank
         self._size = size
+        self._coalesced = None  # batch_isend_irecv's sends and receives, while it records
         ms = _ms(timeout) or 0
+        if comm is not None:  # a child of kcoll_comm_split (new_group)
+            if (comm.rank, comm.size) != (rank, size):
+                raise RuntimeError("kcoll: new_group: the split gave rank %d of %d, torch "
+                                   "expects rank %d of %d" % (comm.rank, comm.size, rank, size))
+            comm.timeout_ms = ms
+            self.comm = comm
+            return
         # The bootstrap waits as long as the group's timeout, unless the environment says
         # otherwise (libkcoll reads KCOLL_BOOTSTRAP_TIMEOUT_MS when given 0).
         boot = 0 if os.environ.get("KCOLL_BOOTSTRAP_TIMEOUT_MS") else ms
@@ -192,7 +311,6 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         else:
             uid = store.get(STORE_KEY)
         self.comm = Comm(bytes(uid), size, rank, timeout_ms=ms, bootstrap_timeout_ms=boot)
-        self._coalesced = None  # batch_isend_irecv's sends and receives, while it records
 
     # -- process group identity ------------------------------------------------------------
 
@@ -215,20 +333,47 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         self.comm.destroy()
 
     # -- collectives -----------------------------------------------------------------------
+    #
+    # Every collective is submitted non-blocking (kcoll's KCOLL_COLL_NONBLOCK) in the calling
+    # thread, in call order, and completed by the process's completion thread (kcoll._poll),
+    # which copies results back into the caller's tensors and completes the work's future.
+    # dist.* without async_op waits at once; with async_op=True computation overlaps.
 
-    def _with_timeout(self, opts, fn, *args):
-        """Call fn with the op's own timeout, when it sets one, else the group's."""
-        ms = _ms(getattr(opts, "timeout", None)) if opts is not None else None
-        return fn(*args, timeout_ms=ms)
+    def _ms_of(self, opts):
+        """The op's own timeout, when it sets one, else None (the group's)."""
+        return _ms(getattr(opts, "timeout", None)) if opts is not None else None
+
+    def _submit(self, opts, calls, keep, finish, result):
+        """Submit @calls non-blocking, in order; the work completes when all of them have.
+
+        calls: [(Comm method, args)]; keep: every object whose memory the calls use (it
+        stays referenced until they completed); finish(): in the completion thread once all
+        succeeded, copies results into the caller's tensors; result: the future's value.
+        """
+        ms = self._ms_of(opts)
+        fut = torch.futures.Future()
+        count = _Countdown(len(calls), fut, keep, finish, result)
+        for k, (fn, args) in enumerate(calls):
+            req = Request()
+            try:
+                fn(*args, timeout_ms=ms, req=req)
+            except BaseException as e:
+                # Those submitted complete in the background (their memory is kept until
+                # then); this caller gets the error now.
+                count.abandon(len(calls) - k, e)
+                raise
+            poller().add(self.comm, req, None, count.done, timeout_ms=ms)
+        return _work(fut)
 
     def allreduce(self, tensors, opts=None):
         op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
-        for t in tensors:
+        bufs, calls = [], []
+        for t in tensors:  # every refusal before anything is submitted
             dt, kop = _dtype(t), _op(op, t)
             b = _Buf(t)
-            self._with_timeout(opts, self.comm.allreduce, b.ptr, b.ptr, t.numel(), dt, kop)
-            b.done()
-        return _done(tensors)
+            bufs.append(b)
+            calls.append((self.comm.allreduce, (b.ptr, b.ptr, t.numel(), dt, kop)))
+        return self._submit(opts, calls, bufs, lambda: _all_done(bufs), tensors)
 
     def allreduce_coalesced(self, tensors, opts=None):
         """One libkcoll group: consecutive tensors of one dtype cost one kernel call."""
@@ -240,28 +385,29 @@ class ProcessGroupKcoll(dist.ProcessGroup):
             bufs.append(b)
             ops.append(("allreduce", b.ptr, b.ptr, t.numel(), dt, kop))
         self.comm.grouped(ops)
-        for b in bufs:
-            b.done()
+        _all_done(bufs)
         return _done(tensors)
 
     def broadcast(self, tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
+        bufs, calls = [], []
         for t in tensors:
             dt = _dtype(t)
             b = _Buf(t, write_back=self._rank != root)
-            self._with_timeout(opts, self.comm.broadcast, b.ptr, b.ptr, t.numel(), dt, root)
-            b.done()
-        return _done(tensors)
+            bufs.append(b)
+            calls.append((self.comm.broadcast, (b.ptr, b.ptr, t.numel(), dt, root)))
+        return self._submit(opts, calls, bufs, lambda: _all_done(bufs), tensors)
 
     def reduce(self, tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
         op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        bufs, calls = [], []
         for t in tensors:
             dt, kop = _dtype(t), _op(op, t)
             b = _Buf(t, write_back=self._rank == root)
-            self._with_timeout(opts, self.comm.reduce, b.ptr, b.ptr, t.numel(), dt, kop, root)
-            b.done()
-        return _done(tensors)
+            bufs.append(b)
+            calls.append((self.comm.reduce, (b.ptr, b.ptr, t.numel(), dt, kop, root)))
+        return self._submit(opts, calls, bufs, lambda: _all_done(bufs), tensors)
 
     def _allgather_base(self, output, input, opts=None):
         dt = _dtype(input)
@@ -269,17 +415,20 @@ class ProcessGroupKcoll(dist.ProcessGroup):
             raise ValueError("kcoll: all_gather_into_tensor: output must hold %d x %d "
                              "elements of %s" % (self._size, input.numel(), input.dtype))
         i, o = _Buf(input, write_back=False), _Buf(output)
-        self._with_timeout(opts, self.comm.allgather, i.ptr, o.ptr, input.numel(), dt)
-        o.done()
-        return _done([output])
+        return self._submit(opts, [(self.comm.allgather, (i.ptr, o.ptr, input.numel(), dt))],
+                            (i, o), o.done, [output])
 
     def allgather(self, output_tensors, input_tensors, opts=None):
+        calls, keep, unflat = [], [], []
         for outs, inp in zip(output_tensors, input_tensors):
             self._check_list(outs, inp, "all_gather")
+            dt = _dtype(inp)
+            i = _Buf(inp, write_back=False)
             flat = torch.empty(self._size * inp.numel(), dtype=inp.dtype)
-            self._allgather_base(flat, inp, opts)
-            _unflat(flat, outs)
-        return _done(output_tensors)
+            keep += [i, flat]
+            unflat.append((flat, outs))
+            calls.append((self.comm.allgather, (i.ptr, flat.data_ptr(), inp.numel(), dt)))
+        return self._submit(opts, calls, keep, lambda: _all_unflat(unflat), output_tensors)
 
     def _check_list(self, lst, like, what):
         if len(lst) != self._size:
@@ -299,28 +448,25 @@ class ProcessGroupKcoll(dist.ProcessGroup):
             outs = output_tensors[0]
             self._check_list(outs, inp, "gather")
             flat = torch.empty(self._size * inp.numel(), dtype=inp.dtype)
-            self._with_timeout(opts, self.comm.gather, i.ptr, flat.data_ptr(), inp.numel(),
-                               dt, root)
-            _unflat(flat, outs)
-        else:
-            self._with_timeout(opts, self.comm.gather, i.ptr, None, inp.numel(), dt, root)
-        return _done(output_tensors)
+            call = (self.comm.gather, (i.ptr, flat.data_ptr(), inp.numel(), dt, root))
+            return self._submit(opts, [call], (i, flat), lambda: _unflat(flat, outs),
+                                output_tensors)
+        call = (self.comm.gather, (i.ptr, None, inp.numel(), dt, root))
+        return self._submit(opts, [call], (i,), _nothing, output_tensors)
 
     def scatter(self, output_tensors, input_tensors, opts=None):
         root = opts.rootRank if opts is not None else 0
         out = output_tensors[0]
         dt = _dtype(out)
         o = _Buf(out)
+        flat = None
         if self._rank == root:
             ins = input_tensors[0]
             self._check_list(ins, out, "scatter")
             flat = _flat(ins)
-            self._with_timeout(opts, self.comm.scatter, flat.data_ptr(), o.ptr, out.numel(),
-                               dt, root)
-        else:
-            self._with_timeout(opts, self.comm.scatter, None, o.ptr, out.numel(), dt, root)
-        o.done()
-        return _done(output_tensors)
+        call = (self.comm.scatter, (flat.data_ptr() if flat is not None else None, o.ptr,
+                                    out.numel(), dt, root))
+        return self._submit(opts, [call], (o, flat), o.done, output_tensors)
 
     def _reduce_scatter_base(self, output, input, opts=None):
         op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
@@ -329,16 +475,21 @@ class ProcessGroupKcoll(dist.ProcessGroup):
             raise ValueError("kcoll: reduce_scatter_tensor: input must hold %d x %d "
                              "elements of %s" % (self._size, output.numel(), output.dtype))
         i, o = _Buf(input, write_back=False), _Buf(output)
-        self._with_timeout(opts, self.comm.reduce_scatter, i.ptr, o.ptr, output.numel(), dt,
-                           kop)
-        o.done()
-        return _done([output])
+        call = (self.comm.reduce_scatter, (i.ptr, o.ptr, output.numel(), dt, kop))
+        return self._submit(opts, [call], (i, o), o.done, [output])
 
     def reduce_scatter(self, output_tensors, input_tensors, opts=None):
+        op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
+        calls, keep, bufs = [], [], []
         for out, ins in zip(output_tensors, input_tensors):
             self._check_list(ins, out, "reduce_scatter")
-            self._reduce_scatter_base(out, _flat(ins), opts)
-        return _done(output_tensors)
+            dt, kop = _dtype(out), _op(op, out)
+            flat, o = _flat(ins), _Buf(out)
+            keep += [flat, o]
+            bufs.append(o)
+            calls.append((self.comm.reduce_scatter,
+                          (flat.data_ptr(), o.ptr, out.numel(), dt, kop)))
+        return self._submit(opts, calls, keep, lambda: _all_done(bufs), output_tensors)
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
         dt = _dtype(input)
@@ -349,14 +500,12 @@ class ProcessGroupKcoll(dist.ProcessGroup):
             if input.numel() != output.numel() or input.numel() % self._size:
                 raise ValueError("kcoll: all_to_all_single: input and output must have the "
                                  "same size, a multiple of the group size %d" % self._size)
-            self._with_timeout(opts, self.comm.alltoall, i.ptr, o.ptr,
-                               input.numel() // self._size, dt)
+            call = (self.comm.alltoall, (i.ptr, o.ptr, input.numel() // self._size, dt))
         else:
             sc, sd = self._splits(input, input_split_sizes, "input")
             rc, rd = self._splits(output, output_split_sizes, "output")
-            self._with_timeout(opts, self.comm.alltoallv, i.ptr, sc, sd, o.ptr, rc, rd, dt)
-        o.done()
-        return _done([output])
+            call = (self.comm.alltoallv, (i.ptr, sc, sd, o.ptr, rc, rd, dt))
+        return self._submit(opts, [call], (i, o), o.done, [output])
 
     def _splits(self, t, sizes, what):
         """Split sizes (rows of dim 0; empty: equal) -> element counts and displacements."""
@@ -386,14 +535,12 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         rc = [t.numel() for t in output_tensors]
         sd = [sum(sc[:k]) for k in range(len(sc))]
         rd = [sum(rc[:k]) for k in range(len(rc))]
-        self._with_timeout(opts, self.comm.alltoallv, send.data_ptr(), sc, sd,
-                           recv.data_ptr(), rc, rd, dt)
-        _unflat(recv, output_tensors)
-        return _done(output_tensors)
+        call = (self.comm.alltoallv, (send.data_ptr(), sc, sd, recv.data_ptr(), rc, rd, dt))
+        return self._submit(opts, [call], (send, recv), lambda: _unflat(recv, output_tensors),
+                            output_tensors)
 
     def barrier(self, opts=None):
-        self._with_timeout(opts, self.comm.barrier)
-        return _done(None)
+        return self._submit(opts, [(self.comm.barrier, ())], (), _nothing, None)
 
     # -- point-to-point --------------------------------------------------------------------
 
@@ -418,7 +565,7 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         fut = torch.futures.Future()
         if self._coalesced is not None:
             self._coalesced.append((what, b, nbytes, peer, fut, tensors))
-            return _P2PWork(fut)
+            return _Work(fut)
         req = post(b.ptr, nbytes, peer)
 
         def done(exc, got):
@@ -433,7 +580,7 @@ class ProcessGroupKcoll(dist.ProcessGroup):
                 fut.set_result(tensors)
 
         poller().add(self.comm, req, nbytes, done)
-        return _P2PWork(fut)
+        return _Work(fut)
 
     # batch_isend_irecv: torch brackets its isend/irecv calls with these (1.13: end gets the
     # list of works; 2.x: start and end get a device and end returns a work).
@@ -478,14 +625,71 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         self._not_supported("allgather_coalesced")
 
 
+# new_group(): the child communicator split off the default group for the group torch is
+# about to create (None: torch creates it by a rendezvous through the store).
+_split_child = None
+
+
 def _create(store, rank, size, timeout):
-    return ProcessGroupKcoll(store, rank, size, timeout)
+    global _split_child
+    comm, _split_child = _split_child, None
+    return ProcessGroupKcoll(store, rank, size, timeout, comm=comm)
+
+
+def _default_kcoll():
+    """The default group's ProcessGroupKcoll, or None."""
+    try:
+        pg = c10d._get_default_group()
+    except RuntimeError:
+        return None
+    if isinstance(pg, ProcessGroupKcoll):
+        return pg
+    try:  # torch 2.x: the backend behind the default ProcessGroup
+        pg = pg._get_backend(torch.device("cpu"))
+    except Exception:
+        return None
+    return pg if isinstance(pg, ProcessGroupKcoll) else None
+
+
+def _new_group(*args, **kwargs):
+    """torch's new_group, but a kcoll group on a kcoll default group is split off it
+    (kcoll_comm_split: no new rendezvous) rather than bootstrapped through the store.
+
+    Every rank calls new_group (torch requires it), members and non-members alike: that is
+    the split's collective.  Members get color 0 ranked by global rank, which is torch's
+    group rank order (it sorts the ranks); the others KCOLL_SPLIT_UNDEFINED.
+    """
+    global _split_child
+    bound = _new_group_sig.bind(*args, **kwargs)
+    ranks, backend = bound.arguments.get("ranks"), bound.arguments.get("backend")
+    parent = _default_kcoll()
+    if (parent is None or not _lib.has("kcoll_comm_split") or
+            (backend and dist.Backend(backend) != BACKEND)):
+        return _torch_new_group(*args, **kwargs)
+    me = parent.rank()
+    members = range(parent.size()) if ranks is None else set(ranks)
+    timeout = bound.arguments.get("timeout")
+    color = 0 if me in members else SPLIT_UNDEFINED
+    _split_child = parent.comm.split(color, me, timeout_ms=_ms(timeout))
+    try:
+        return _torch_new_group(*args, **kwargs)
+    finally:
+        child, _split_child = _split_child, None
+        if child is not None:  # torch never called the creator
+            child.destroy()
+
+
+_torch_new_group = c10d.new_group
+_new_group_sig = inspect.signature(_torch_new_group)
 
 
 def register():
-    """Register the backend; done on import, idempotent."""
+    """Register the backend and new_group's split; done on import, idempotent."""
     if not hasattr(dist.Backend, BACKEND.upper()):
         dist.Backend.register_backend(BACKEND, _create)
+    if c10d.new_group is _torch_new_group:
+        functools.update_wrapper(_new_group, _torch_new_group)
+        c10d.new_group = dist.new_group = _new_group
 
 
 register()

@@ -17,7 +17,9 @@
  * level-triggered POLLIN of /dev/kcoll).  kcoll_comm_abort() fails every pending request.
  * Groups run their calls at once but count them (kcoll_mock_groups()); receives of a group
  * take their bytes at kcoll_group_end(), and a call other than allreduce/isend/irecv in a
- * group fails it, as libkcoll does.
+ * group fails it, as libkcoll does.  A non-blocking collective (opts->req) runs at once; its
+ * request completes when waited for, except while kcoll_mock_hold(1) keeps every collective
+ * in flight; kcoll_mock_fail_wait() fails the next collective's wait.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -66,13 +68,28 @@ static struct { void *buf; size_t len; } grecv[64];
 static int ngrecv;
 
 static void update_fd(void);
-static struct { void *buf; size_t len; int used; } pending[64];
+static int split_nranks, split_rank;
+static struct { void *buf; size_t len; int used, coll; } pending[64];
+/* Non-blocking collectives: held in flight while coll_hold; the next wait's injected error. */
+static int coll_hold, wait_fail_err;
+static char wait_fail_msg[256];
 
 
 void kcoll_mock_world(int rank, int nranks) { world_rank = rank; world_size = nranks; }
 const struct kcoll_mock_call *kcoll_mock_last(void) { return &last; }
 const void *kcoll_mock_groups(void) { return &groups; }
 void kcoll_mock_fail_group_end(int err) { group_fail_err = err; }
+void kcoll_mock_fail_wait(int err, const char *msg)
+{
+	wait_fail_err = err;
+	snprintf(wait_fail_msg, sizeof(wait_fail_msg), "%s", msg ? msg : "");
+}
+static void update_fd(void);
+void kcoll_mock_hold(int hold)
+{
+	coll_hold = hold;
+	update_fd();
+}
 
 /* Between tests: no message in flight, no request pending, nothing aborted. */
 void kcoll_mock_reset(void)
@@ -82,6 +99,8 @@ void kcoll_mock_reset(void)
 	aborted = 0;
 	ngrecv = 0;
 	group_err = group_fail_err = 0;
+	coll_hold = wait_fail_err = 0;
+	split_nranks = split_rank = 0;
 	memset(pending, 0, sizeof(pending));
 	update_fd();
 	pthread_mutex_unlock(&lock);
@@ -204,6 +223,16 @@ int kcoll_comm_abort(struct kcoll_comm *c)
 int kcoll_comm_rank(const struct kcoll_comm *c) { return c->rank; }
 int kcoll_comm_size(const struct kcoll_comm *c) { return c->nranks; }
 
+static int post(struct kcoll_request *req, void *rbuf, size_t len, int coll);
+
+/* A non-blocking collective ran at once; its request completes when waited for (not held). */
+static int coll_done(const struct kcoll_coll_opts *o, int err)
+{
+	if (err || !o || !o->req)
+		return err;
+	return post(o->req, NULL, 0, 1);
+}
+
 static int coll_enter(const char *fn, size_t count, int dtype, int op, int root,
 		      const struct kcoll_coll_opts *o)
 {
@@ -273,7 +302,7 @@ int kcoll_allreduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, si
 
 	if (!err)
 		reduce(sendbuf, recvbuf, count, dtype, op);
-	return err;
+	return coll_done(o, err);
 }
 
 int kcoll_reduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -283,7 +312,7 @@ int kcoll_reduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_
 
 	if (!err && c->rank == root)
 		reduce(sendbuf, recvbuf, count, dtype, op);
-	return err;
+	return coll_done(o, err);
 }
 
 int kcoll_broadcast(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -293,7 +322,7 @@ int kcoll_broadcast(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, si
 
 	if (!err)
 		memmove(recvbuf, sendbuf, count * kcoll_datatype_size(dtype));
-	return err;
+	return coll_done(o, err);
 }
 
 int kcoll_allgather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -304,7 +333,7 @@ int kcoll_allgather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, si
 
 	for (int k = 0; !err && k < c->nranks; k++)
 		memmove((char *)recvbuf + k * n, sendbuf, n);
-	return err;
+	return coll_done(o, err);
 }
 
 int kcoll_gather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -315,7 +344,7 @@ int kcoll_gather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_
 
 	for (int k = 0; !err && c->rank == root && k < c->nranks; k++)
 		memmove((char *)recvbuf + k * n, sendbuf, n);
-	return err;
+	return coll_done(o, err);
 }
 
 int kcoll_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -327,7 +356,7 @@ int kcoll_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size
 	/* The root keeps its own block; the others cannot see the root's buffer here. */
 	if (!err && c->rank == root)
 		memmove(recvbuf, (const char *)sendbuf + c->rank * n, n);
-	return err;
+	return coll_done(o, err);
 }
 
 int kcoll_reduce_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -338,7 +367,7 @@ int kcoll_reduce_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbu
 	if (!err)
 		reduce((const char *)sendbuf + c->rank * count * kcoll_datatype_size(dtype),
 		       recvbuf, count, dtype, op);
-	return err;
+	return coll_done(o, err);
 }
 
 int kcoll_alltoall(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
@@ -349,7 +378,7 @@ int kcoll_alltoall(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, siz
 
 	for (int k = 0; !err && k < c->nranks; k++)
 		memmove((char *)recvbuf + k * n, (const char *)sendbuf + c->rank * n, n);
-	return err;
+	return coll_done(o, err);
 }
 
 int kcoll_alltoallv(struct kcoll_comm *c, const void *sendbuf, const size_t *scounts,
@@ -375,12 +404,12 @@ int kcoll_alltoallv(struct kcoll_comm *c, const void *sendbuf, const size_t *sco
 		memmove((char *)recvbuf + rdispls[k] * e, (const char *)sendbuf + sdispls[me] * e,
 			rcounts[k] * e);
 	}
-	return err;
+	return coll_done(o, err);
 }
 
 int kcoll_barrier(struct kcoll_comm *c, const struct kcoll_coll_opts *o)
 {
-	return coll_enter("barrier", 0, 0, 0, 0, o);
+	return coll_done(o, coll_enter("barrier", 0, 0, 0, 0, o));
 }
 
 int kcoll_send(struct kcoll_comm *c, const void *buf, size_t len, int peer,
@@ -430,7 +459,7 @@ int kcoll_recv(struct kcoll_comm *c, void *buf, size_t len, int peer, size_t *re
  */
 static uint64_t req_seq;
 
-static int post(struct kcoll_request *req, void *rbuf, size_t len)
+static int post(struct kcoll_request *req, void *rbuf, size_t len, int coll)
 {
 	unsigned int slot;
 
@@ -451,7 +480,9 @@ static int post(struct kcoll_request *req, void *rbuf, size_t len)
 	pending[slot].buf = rbuf;
 	pending[slot].len = len;
 	pending[slot].used = 1;
-	last_post = last;
+	pending[slot].coll = coll;
+	if (!coll)
+		last_post = last;
 	update_fd();
 	pthread_mutex_unlock(&lock);
 	req->id = slot;
@@ -469,7 +500,7 @@ int kcoll_isend(struct kcoll_comm *c, const void *buf, size_t len, int peer,
 	err = kcoll_send(c, buf, len, peer, o);
 	snprintf(last.fn, sizeof(last.fn), "isend");
 	pthread_mutex_unlock(&lock);
-	return err ? err : post(req, NULL, len);
+	return err ? err : post(req, NULL, len, 0);
 }
 
 int kcoll_irecv(struct kcoll_comm *c, void *buf, size_t len, int peer,
@@ -483,7 +514,7 @@ int kcoll_irecv(struct kcoll_comm *c, void *buf, size_t len, int peer,
 	last.peer = peer;
 	last.timeout_ms = o ? o->timeout_ms : 0;
 	pthread_mutex_unlock(&lock);
-	return err ? err : post(req, buf, len);
+	return err ? err : post(req, buf, len, 0);
 }
 
 /* Polls the FIFO for a receive, up to @timeout_ms (negative: 10 s), then -EAGAIN. */
@@ -501,6 +532,16 @@ int kcoll_wait(struct kcoll_comm *c, struct kcoll_request *req, int timeout_ms,
 			pthread_mutex_unlock(&lock);
 			return -EINVAL;
 		}
+		if (wait_fail_err && pending[slot].coll && !coll_hold) {
+			int err = wait_fail_err;
+
+			wait_fail_err = 0;
+			pending[slot].used = 0;
+			update_fd();
+			pthread_mutex_unlock(&lock);
+			snprintf(errmsg, sizeof(errmsg), "%s", wait_fail_msg);
+			return -err;
+		}
 		if (aborted) {
 			pending[slot].used = 0;
 			update_fd();
@@ -508,7 +549,8 @@ int kcoll_wait(struct kcoll_comm *c, struct kcoll_request *req, int timeout_ms,
 			snprintf(errmsg, sizeof(errmsg), "communicator aborted");
 			return -ECONNABORTED;
 		}
-		if (!pending[slot].buf || pending[slot].len <= fifo_len)
+		if (!(pending[slot].coll && coll_hold) &&
+		    (!pending[slot].buf || pending[slot].len <= fifo_len))
 			break;
 		pthread_mutex_unlock(&lock);
 		if (ms-- <= 0)
@@ -541,8 +583,9 @@ static void update_fd(void)
 	if (pipe_fd[0] < 0 && pipe2(pipe_fd, O_NONBLOCK | O_CLOEXEC))
 		abort();
 	for (int i = 0; i < 64 && !ready; i++)
-		ready = pending[i].used && (aborted || !pending[i].buf ||
-					    pending[i].len <= fifo_len);
+		ready = pending[i].used &&
+			(aborted || (!(pending[i].coll && coll_hold) &&
+				     (!pending[i].buf || pending[i].len <= fifo_len)));
 	if (ready && !signaled && write(pipe_fd[1], &b, 1) == 1)
 		signaled = 1;
 	else if (!ready && signaled && read(pipe_fd[0], &b, 1) == 1)
@@ -554,6 +597,33 @@ int kcoll_fd(const struct kcoll_handle *h)
 {
 	update_fd();
 	return pipe_fd[0];
+}
+
+/* The next split's child: @nranks ranks, this one @rank (0 ranks: the parent's size). */
+void kcoll_mock_split(int nranks, int rank) { split_nranks = nranks; split_rank = rank; }
+
+/* Records color in root, key in peer; the child is as kcoll_mock_split() said. */
+int kcoll_comm_split(struct kcoll_comm *parent, int color, int key,
+		     const struct kcoll_split_opts *o, struct kcoll_comm **child)
+{
+	int err = enter("comm_split");
+	struct kcoll_comm *c;
+
+	last.root = color;
+	last.peer = key;
+	last.timeout_ms = o ? o->timeout_ms : 0;
+	*child = NULL;
+	if (err || color == KCOLL_SPLIT_UNDEFINED)
+		return err;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->nranks = split_nranks ? split_nranks : parent->nranks;
+	c->rank = split_nranks ? split_rank : parent->rank;
+	last.nranks = c->nranks;
+	last.rank = c->rank;
+	*child = c;
+	return 0;
 }
 
 int kcoll_group_start(void)

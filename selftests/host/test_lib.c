@@ -296,6 +296,8 @@ static const struct {
 	{ "kcoll_buf_offset", "KCOLL_0.4" }, { "kcoll_comm_id", "KCOLL_0.4" },
 
 	{ "kcoll_group_end", "KCOLL_0.5" }, { "kcoll_group_start", "KCOLL_0.5" },
+
+	{ "kcoll_comm_split", "KCOLL_0.6" },
 };
 
 #define KCOLL_ABI_N	(sizeof(kcoll_abi) / sizeof(kcoll_abi[0]))
@@ -304,7 +306,7 @@ static const struct {
 TEST(shared_object_exports)
 {
 	static const char *const nodes[] = { "KCOLL_0.1", "KCOLL_0.2", "KCOLL_0.3", "KCOLL_0.4",
-					     "KCOLL_0.5" };
+					     "KCOLL_0.5", "KCOLL_0.6" };
 	void *so = dlopen(LIBKCOLL_SO_PATH, RTLD_NOW | RTLD_LOCAL);
 	size_t i, j;
 

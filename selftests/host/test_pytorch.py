@@ -60,6 +60,9 @@ class Groups(ctypes.Structure):
 
 M.kcoll_mock_groups.restype = ctypes.POINTER(Groups)
 M.kcoll_mock_fail_group_end.argtypes = [ctypes.c_int]
+M.kcoll_mock_fail_wait.argtypes = [ctypes.c_int, ctypes.c_char_p]
+M.kcoll_mock_hold.argtypes = [ctypes.c_int]
+M.kcoll_mock_split.argtypes = [ctypes.c_int, ctypes.c_int]
 
 
 def groups():
@@ -103,6 +106,13 @@ def pg(nranks=1, rank=0, timeout=datetime.timedelta(seconds=60)):
     if rank != 0:
         store.set(kt.STORE_KEY, b"x" * kcoll.UNIQUE_ID_BYTES)
     return kt.ProcessGroupKcoll(store, rank, nranks, timeout)
+
+
+def registered(g):
+    """@g known to torch.distributed as new_group() records it (for dist.broadcast's root)."""
+    from torch.distributed import distributed_c10d as c10d
+    c10d._pg_group_ranks[g] = {k: k for k in range(g.size())}
+    return g
 
 
 # -- the ctypes layer (no torch) ------------------------------------------------------------
@@ -528,6 +538,146 @@ def test_errors_and_timeouts_through_torch():
     expect(last().timeout_ms == 250, last().timeout_ms)
     dist.barrier(group=g)
     expect(last().timeout_ms == 5000, last().timeout_ms)
+
+
+@needs_torch
+def test_async_collectives_overlap_and_keep_order():
+    """async_op=True: submitted non-blocking in call order, completed in the background."""
+    import threading
+    g = registered(pg(nranks=2))
+    before = {t for t in threading.enumerate() if t.name.startswith("kcoll")}
+    M.kcoll_mock_hold(1)  # every collective stays in flight
+    a, b = torch.ones(3), torch.arange(4, dtype=torch.int64)
+    outs = [torch.zeros(2) for _ in range(2)]
+    works = [dist.all_reduce(a, group=g, async_op=True),
+             dist.broadcast(b, 0, group=g, async_op=True),
+             dist.all_gather(outs, torch.tensor([1.0, 2.0]), group=g, async_op=True),
+             dist.barrier(group=g, async_op=True)]
+    expect(last().fn == b"barrier", "submitted in call order, the barrier last: %r" % last().fn)
+    import time
+    time.sleep(0.2)
+    expect(not any(w.is_completed() for w in works), "completed while in flight")
+    expect(outs[0].tolist() == [0, 0], "written back before completion: %r" % outs)
+    mine = {t for t in threading.enumerate() if t.name.startswith("kcoll")} - before
+    expect(len(mine) <= 1, "%d threads for 4 collectives" % len(mine))
+    M.kcoll_mock_hold(0)
+    for w in works:
+        expect(w.wait() is True, "wait")
+    expect(all(w.is_completed() and w.is_success() and w.exception() is None for w in works),
+           "complete and successful")
+    expect(a.tolist() == [2, 2, 2] and outs[1].tolist() == [1.0, 2.0], (a, outs))
+    expect(works[0].get_future().wait()[0] is a, "the future's value is the tensors")
+    # a non-contiguous tensor is written back on completion
+    m = torch.ones(2, 2)
+    dist.all_reduce(m[:, 0], group=g)
+    expect(m.tolist() == [[2, 1], [2, 1]], m)
+
+
+@needs_torch
+def test_async_errors_raise_from_wait():
+    """A collective failing in flight: wait() raises the errno and kcoll_last_error()."""
+    g = registered(pg(nranks=2))
+    M.kcoll_mock_hold(1)
+    M.kcoll_mock_fail_wait(errno.ECONNRESET, b"rank 1 left")
+    w = dist.all_reduce(torch.ones(2), group=g, async_op=True)
+    expect(not w.is_completed(), "completed while held")
+    M.kcoll_mock_hold(0)
+    e = raises(kcoll.KcollError, w.wait, match="rank 1 left")
+    expect(e.errno == errno.ECONNRESET and "ECONNRESET" in str(e), str(e))
+    expect(w.is_completed() and not w.is_success(), "a failed work is not a success")
+    expect(isinstance(w.exception(), kcoll.KcollError), w.exception())
+    # the future is C++-safe (DDP comm hooks hand it to the reducer): a RuntimeError
+    raises(RuntimeError, w.get_future().wait, match="rank 1 left")
+    # without async_op, dist.* raises it
+    M.kcoll_mock_fail_wait(errno.ETIMEDOUT, b"rank 1 is silent")
+    raises(kcoll.KcollTimeout, dist.broadcast, torch.ones(1), 0, g, match="rank 1 is silent")
+    M.kcoll_mock_fail_wait(errno.ECONNABORTED, b"aborted by rank 1")
+    raises(kcoll.KcollError, dist.barrier, g, match="aborted by rank 1")
+    # a collective in flight past its timeout aborts the communicator and raises
+    M.kcoll_mock_hold(1)
+    opts = dist.AllreduceOptions()
+    opts.timeout = datetime.timedelta(milliseconds=200)
+    w = g.allreduce([torch.ones(1)], opts)
+    raises(kcoll.KcollTimeout, w.wait, match="still in flight after 200 ms; communicator aborted")
+
+
+@needs_torch
+def test_ddp_sees_a_failed_bucket():
+    """C++ callers: DDP's backward raises a failed bucket all-reduce's error; a collective
+    whose C++ caller only wait()s (the parameter check) raises at once."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+    store = dist.HashStore()
+    dist.init_process_group(backend="kcoll", store=store, rank=0, world_size=1)
+    try:
+        torch.manual_seed(0)
+        for hook in (None, default_hooks.allreduce_hook):  # C++, then Python, all-reduce
+            ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(4, 2))
+            if hook:
+                ddp.register_comm_hook(None, hook)
+
+            def step():
+                ddp(torch.randn(8, 4)).sum().backward()
+            step()
+            step()  # the buckets are rebuilt (a broadcast) in this forward
+            M.kcoll_mock_fail_wait(errno.ECONNRESET, b"rank 3 died")
+            raises(RuntimeError, step, match="rank 3 died")
+        M.kcoll_mock_fail_wait(errno.ECONNRESET, b"rank 2 died")
+        pg = dist.distributed_c10d._get_default_group()
+        raises(RuntimeError, C10._verify_params_across_processes, pg,
+               [torch.nn.Parameter(torch.ones(3))], None, match="rank 2 died")
+    finally:
+        dist.destroy_process_group()
+
+
+def test_comm_split():
+    """Comm.split: color, key and timeout reach kcoll_comm_split; the child shares the
+    handle, which closes with the last communicator on it."""
+    c = comm(nranks=4, rank=2, timeout_ms=700)
+    M.kcoll_mock_split(2, 1)
+    child = c.split(1, 5)
+    L = last()
+    expect(L.fn == b"comm_split" and (L.root, L.peer, L.timeout_ms) == (1, 5, 700),
+           (L.fn, L.root, L.peer, L.timeout_ms))
+    expect((child.rank, child.size) == (1, 2) and child.fd == c.fd, "child")
+    expect(c.split(kcoll.SPLIT_UNDEFINED, 0) is None, "undefined color: no child")
+    fd = c.fd
+    c.destroy()
+    child.barrier()  # the handle is still open
+    expect(child.fd == fd and last().fn == b"barrier", last().fn)
+    child.destroy()
+    c = comm(nranks=4, rank=2)
+    fail_next(errno.ETIMEDOUT, "rank 3 never answered")
+    raises(kcoll.KcollTimeout, c.split, 0, 0, match="rank 3 never answered")
+
+
+@needs_torch
+def test_new_group_splits_the_default_group():
+    """new_group on a kcoll default group is a kcoll_comm_split, no new rendezvous."""
+    store = dist.HashStore()
+    for k in range(1, 5):  # rank 1 of 2 has reached torch's store-based barriers
+        store.add("store_based_barrier_key:%d" % k, 1)
+    dist.init_process_group(backend="kcoll", store=store, rank=0, world_size=2,
+                            timeout=datetime.timedelta(seconds=7))
+    try:
+        M.kcoll_mock_split(1, 0)
+        g = dist.new_group([0])
+        L = last()
+        expect(L.fn == b"comm_split" and (L.root, L.peer) == (0, 0), (L.fn, L.root, L.peer))
+        expect(L.timeout_ms == 7000, L.timeout_ms)
+        expect(isinstance(g, kt.ProcessGroupKcoll) and (g.rank(), g.size()) == (0, 1), g)
+        t = torch.tensor([3.0])
+        dist.all_reduce(t, group=g)
+        expect(last().fn == b"allreduce", last().fn)
+        # a rank outside the group passes KCOLL_SPLIT_UNDEFINED and gets no group
+        g2 = dist.new_group([1], timeout=datetime.timedelta(seconds=3))
+        L = last()
+        expect(L.fn == b"comm_split" and L.root == kcoll.SPLIT_UNDEFINED, (L.fn, L.root))
+        expect(L.timeout_ms == 3000 and g2 == dist.GroupMember.NON_GROUP_MEMBER, g2)
+        # the split's rank must be torch's
+        M.kcoll_mock_split(2, 1)
+        raises(RuntimeError, dist.new_group, [0, 1], match="the split gave rank 1 of 2")
+    finally:
+        dist.destroy_process_group()
 
 
 @needs_torch

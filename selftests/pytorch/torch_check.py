@@ -170,11 +170,42 @@ def barrier_send_recv_ring():
 
 
 @case
-def async_op_returns_completed_work():
-    t = inp(R)
-    w = dist.all_reduce(t, async_op=True)
-    w.wait()
-    expect(w.is_completed() and torch.equal(t, sum(inp(r) for r in range(W))), "async")
+def async_ops_overlap_and_keep_order():
+    """Several async_op=True collectives in flight at once, waited for in reverse order."""
+    a, b = inp(R, n=1000), inp(R, n=7, dtype=torch.int64)
+    c = inp(R, n=3)
+    outs = [torch.zeros(3) for _ in range(W)]
+    works = [dist.all_reduce(a, async_op=True),
+             dist.broadcast(b, W - 1, async_op=True),
+             dist.all_gather(outs, c, async_op=True),
+             dist.all_reduce(c, dist.ReduceOp.MAX, async_op=True)]
+    for w in reversed(works):
+        expect(w.wait(), "wait")
+    expect(all(w.is_completed() and w.is_success() for w in works), "completed")
+    expect(torch.equal(a, sum(inp(r, n=1000) for r in range(W))), "all-reduce")
+    expect(torch.equal(b, inp(W - 1, n=7, dtype=torch.int64)), "broadcast")
+    expect(all(torch.equal(outs[r], inp(r, n=3)) for r in range(W)), "all-gather")
+    expect(torch.equal(c, inp(W - 1, n=3)), "max")
+    expect(torch.equal(works[0].get_future().wait()[0], a), "the future's value")
+
+
+@case
+def new_group_is_a_split():
+    """new_group splits the default group (kcoll_comm_split): overlapping groups, and every
+    rank also calls new_group for the groups it is not in."""
+    everyone = dist.new_group(list(range(W)))
+    last = dist.new_group([W - 1])
+    evens = dist.new_group(list(range(0, W, 2)))
+    for g, members in ((everyone, range(W)), (last, [W - 1]), (evens, range(0, W, 2))):
+        if R not in members:
+            expect(g == dist.GroupMember.NON_GROUP_MEMBER, "not a member")
+            continue
+        expect(isinstance(g, kcoll.torch.ProcessGroupKcoll), type(g))
+        expect(g.size() == len(members) and g.rank() == list(members).index(R), "ranks")
+        t = inp(R)
+        dist.all_reduce(t, group=g)
+        expect(torch.equal(t, sum(inp(r) for r in members)), "sum in a group")
+    dist.barrier()
 
 
 def train(group, steps):

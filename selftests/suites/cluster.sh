@@ -22,6 +22,11 @@ KCOLL_RANK=$RIG_NODE KCOLL_NRANKS=$RIG_NNODES KCOLL_BOOTSTRAP_ADDR=$(rig_ip 0) \
 	timeout 180 "$k/kcoll_group_test" >"$tap/kcoll_group_test.tap" 2>&1
 rig_barrier group-done 300
 
+# Communicator split over the parent (kcoll_comm_split), no new rendezvous.
+KCOLL_RANK=$RIG_NODE KCOLL_NRANKS=$RIG_NNODES KCOLL_BOOTSTRAP_ADDR=$(rig_ip 0) \
+	timeout 180 "$k/kcoll_split_test" >"$tap/kcoll_split_test.tap" 2>&1
+rig_barrier split-done 300
+
 # Node 1 turns hostile: it speaks kcoll's wire protocol by hand to node 0's communicators
 # (kcoll_evil_test.c); node 0 must fail each case cleanly and keep serving.  Two nodes are
 # all it needs: the 2-VM suites run it (about 90 s), the larger ones do not repeat it.
