@@ -272,8 +272,12 @@ TEST_F(fake, comm_create_args)
 	EXPECT_EQ(0, cc->failed_rank);	/* output only */
 	EXPECT_TRUE(zero(cc->reserved, sizeof(cc->reserved)));
 	/* The unique id's secret, drawn by kcoll_get_unique_id(): never left out. */
-	EXPECT_EQ(KCOLL_COMM_CREATE_SIZE_VER1, cc->size);
+	EXPECT_EQ(KCOLL_COMM_CREATE_SIZE_VER2, cc->size);
 	EXPECT_FALSE(zero(cc->secret, sizeof(cc->secret)));
+	/* The bootstrap's locality: this process knows its host. */
+	EXPECT_NE(0, cc->locality);
+	EXPECT_EQ(sizeof(struct kcoll_rank_locality), cc->locality_size);
+	EXPECT_EQ(0, cc->reserved2);
 	EXPECT_EQ(AF_INET, fk.peers[0].family);
 	EXPECT_EQ(4791, fk.peers[0].port);
 	EXPECT_EQ(0, fk.peers[0].scope_id);
