@@ -40,7 +40,10 @@ static void kcoll_comm_desc_peer(struct kcoll_peer_desc *p, struct kcoll_conn *c
 	p->idle_ms = conn->last_ok ? jiffies_to_msecs(jiffies - conn->last_ok) : 0;
 	p->sgid_index = conn->sgid_index;
 	p->gid_type = conn->gid_type;
-	p->host = p->nic = p->leaf = U32_MAX;
+	/* Locality: constant since creation; U32_MAX when the comm was given none. */
+	p->host = U32_MAX;
+	p->nic = U32_MAX;
+	p->leaf = U32_MAX;
 	if (conn->comm->loc.host) {
 		p->host = conn->comm->loc.host[conn->peer];
 		p->nic = conn->comm->loc.nic[conn->peer];
