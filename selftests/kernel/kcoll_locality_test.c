@@ -176,6 +176,10 @@ static const struct loc_bad loc_bads[] = {
 TEST(one_rank_args)
 {
 	struct { struct kcoll_rank_locality l; uint64_t tail; } e;
+	struct kcoll_comm_create c = {
+		.size = sizeof(c), .nranks = 1, .peers = (uintptr_t)loc_peers,
+		.peer_size = sizeof(loc_peers[0]), .locality_size = sizeof(e.l), .reserved2 = 1,
+	};
 	size_t i;
 	uint32_t h;
 	int fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
@@ -201,6 +205,10 @@ TEST(one_rank_args)
 	e.l = (struct kcoll_rank_locality){ .host = 1 };
 	e.tail = 1;
 	EXPECT_EQ(-E2BIG, loc_create(fd, kt_comm_id("loc_args", 99), 0, 1, &e, sizeof(e), &h));
+	/* reserved2 set. */
+	c.comm_id = kt_comm_id("loc_args", 100);
+	c.locality = (uintptr_t)&e.l;
+	EXPECT_EQ(-EINVAL, kt_ioctl(fd, KCOLL_IOC_COMM_CREATE, &c));
 	close(fd);
 	EXPECT_EQ(0, kt_count_comms());
 }
