@@ -238,8 +238,8 @@ struct kcoll_sched_tuning {
 	u32 tree_ranks;		/* all-reduce from this many ranks up uses the double tree: 384 */
 	u64 chunk_bytes;	/* pipelining piece: default 256 KiB */
 	/*
-	 * The communicator's ranks per node (kcoll_coll_args.local_size; 0: not known, as in
-	 * the module today).  Only then may AUTO pick KCOLL_ALGO_HIER, and the caller passes
+	 * The communicator's ranks per node (kcoll_coll_args.local_size; 0: not known, or
+	 * not equal blocks of consecutive ranks: kmod/kcoll_locality.c).  Only then may AUTO pick KCOLL_ALGO_HIER, and the caller passes
 	 * the same local_size in the arguments.
 	 */
 	u32 local_size;

@@ -535,6 +535,8 @@ struct kcoll_nl_peer {
 	uint32_t idle_ms;
 	int32_t sgid_index;	/* source GID index of the connection, -1: not known */
 	int gid_type;		/* enum kcoll_gid_type of that entry, -1: not known */
+	/* its host, NIC and leaf group (see struct kcoll_nl_comm), UINT32_MAX: not known */
+	uint32_t host, nic, leaf;
 };
 
 struct kcoll_nl_op {
@@ -564,6 +566,14 @@ struct kcoll_nl_comm {
 	struct kcoll_nl_op op;
 	size_t npeers;
 	struct kcoll_nl_peer *peers;
+	/*
+	 * Locality: this rank's index among the ranks of its host and their number, the
+	 * number of host groups (without a locality table: 0, 1 and nranks).  With one
+	 * (@loc_known): NIC and leaf groups, and this rank's host, NIC and leaf group.
+	 */
+	uint32_t local_rank, local_size, hosts;
+	int loc_known;
+	uint32_t nics, leaves, host, nic, leaf;
 };
 
 /* Every communicator the caller may see; free with kcoll_nl_comm_list_free(). */

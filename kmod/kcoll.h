@@ -44,6 +44,7 @@
 #include "kcoll_wire.h"
 #include "../core/kcoll_sched.h"
 #include "../core/kcoll_reduce.h"
+#include "../core/kcoll_locality.h"
 
 /*
  * core/ speaks the uAPI's datatypes and operators (enum kcoll_datatype, enum kcoll_red_op).
@@ -396,6 +397,13 @@ struct kcoll_comm {
 	atomic64_t tx_ops;
 	atomic64_t rx_ops;
 	atomic64_t proto_errors;
+	/*
+	 * Locality (kcoll_locality.c), set at creation and constant: per rank host, NIC and
+	 * leaf group (@loc.host NULL when COMM_CREATE gave no table: every rank its own
+	 * host), this rank's local rank and size.  A per-peer transport choice reads
+	 * loc.host[peer] == loc.host[rank].
+	 */
+	struct kcoll_loc_groups loc;
 	struct kcoll_conn conns[];
 };
 
@@ -652,6 +660,12 @@ int kcoll_rx_dispatch(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr,
 int kcoll_comm_init(void);
 void kcoll_comm_exit(void);
 long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg);
+
+/* kcoll_locality.c */
+int kcoll_comm_check_locality(const struct kcoll_comm_create *arg);
+int kcoll_comm_read_locality(struct kcoll_comm *comm, const struct kcoll_comm_create *arg);
+void kcoll_comm_free_locality(struct kcoll_comm *comm);
+u32 kcoll_comm_sched_local_size(const struct kcoll_comm *comm);
 long kcoll_ioctl_comm_destroy(struct kcoll_ctx *ctx, void __user *uarg);
 long kcoll_ioctl_comm_abort(struct kcoll_ctx *ctx, void __user *uarg);
 long kcoll_ioctl_comm_query(struct kcoll_ctx *ctx, void __user *uarg);

@@ -335,6 +335,7 @@ static struct kcoll_op *kcoll_op_create(struct kcoll_comm *comm, const struct kc
 	op->args.count = arg->count;
 	op->args.elem_size = kcoll_dtype_size(arg->dtype);
 	op->args.in_place = arg->flags & KCOLL_COLL_IN_PLACE;
+	op->args.local_size = kcoll_comm_sched_local_size(comm);
 	if (kcoll_coll_vector(arg->coll)) {
 		ret = kcoll_op_copy_counts(op, arg);
 		if (ret)
@@ -353,6 +354,7 @@ static struct kcoll_op *kcoll_op_create(struct kcoll_comm *comm, const struct kc
 	tuning.small_bytes = cfg.small_bytes;
 	tuning.medium_bytes = cfg.medium_bytes;
 	tuning.tree_ranks = cfg.tree_ranks;
+	tuning.local_size = op->args.local_size;
 	for (i = 0; i < KCOLL_NUM_COLLECTIVES; i++)
 		tuning.algo[i] = cfg.algo[i];
 	algo = kcoll_sched_choose(arg->coll, comm->nranks, kcoll_op_payload(op),

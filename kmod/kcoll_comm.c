@@ -78,6 +78,7 @@ static void kcoll_comm_release(struct kobject *kobj)
 	memzero_explicit(&comm->secret, sizeof(comm->secret));
 	xa_destroy(&comm->bufs);
 	kvfree(comm->addrs);
+	kcoll_comm_free_locality(comm);
 	if (comm->net)
 		put_net(comm->net);
 	kvfree(comm);		/* kvzalloc()ed: vmalloc for large nranks */
@@ -501,7 +502,7 @@ static int kcoll_comm_check_arg(const struct kcoll_comm_create *arg)
 	/* Bounds the table's tails that copy_struct_from_user() checks for zeroes. */
 	if (arg->peer_size > KCOLL_PEER_SIZE_MAX)
 		return -E2BIG;
-	return 0;
+	return kcoll_comm_check_locality(arg);
 }
 
 /* List the comm on the node unless this comm id and rank exist already. */
@@ -636,6 +637,8 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 				      comm->comm_id, comm->rank);
 	comm->net = get_net(current->nsproxy->net_ns);
 	ret = kcoll_comm_read_peers(comm, &arg);
+	if (!ret)
+		ret = kcoll_comm_read_locality(comm, &arg);
 	if (ret)
 		goto out_put;
 

@@ -40,6 +40,15 @@ static void kcoll_comm_desc_peer(struct kcoll_peer_desc *p, struct kcoll_conn *c
 	p->idle_ms = conn->last_ok ? jiffies_to_msecs(jiffies - conn->last_ok) : 0;
 	p->sgid_index = conn->sgid_index;
 	p->gid_type = conn->gid_type;
+	/* Locality: constant since creation; U32_MAX when the comm was given none. */
+	p->host = U32_MAX;
+	p->nic = U32_MAX;
+	p->leaf = U32_MAX;
+	if (conn->comm->loc.host) {
+		p->host = conn->comm->loc.host[conn->peer];
+		p->nic = conn->comm->loc.nic[conn->peer];
+		p->leaf = conn->comm->loc.leaf[conn->peer];
+	}
 }
 
 /* The oldest operation not complete.  Context: comm->lock held. */
@@ -76,6 +85,24 @@ static void kcoll_comm_desc_op(struct kcoll_op_desc *o, struct kcoll_comm *comm)
 		o->bytes = req->mem.len;
 		o->wait_peer = req->conn->peer;
 		return;
+	}
+}
+
+/* Locality: constant since creation, read without a lock. */
+static void kcoll_comm_desc_loc(struct kcoll_comm_desc *d, const struct kcoll_comm *comm)
+{
+	const struct kcoll_loc_groups *g = &comm->loc;
+
+	d->loc_known = g->host;
+	d->local_rank = g->host ? g->local_rank : 0;
+	d->local_size = g->host ? g->local_size : 1;
+	d->nhosts = g->host ? g->nhosts : comm->nranks;
+	d->nnics = g->nnics;
+	d->nleaves = g->nleaves;
+	if (g->host) {
+		d->host = g->host[comm->rank];
+		d->nic = g->nic[comm->rank];
+		d->leaf = g->leaf[comm->rank];
 	}
 }
 
@@ -119,6 +146,7 @@ void kcoll_comm_describe(struct kcoll_comm *comm, struct kcoll_comm_desc *d,
 	d->coll_ops = atomic64_read(&comm->coll_ops);
 	d->coll_bytes = atomic64_read(&comm->coll_bytes);
 	d->proto_errors = atomic64_read(&comm->proto_errors);
+	kcoll_comm_desc_loc(d, comm);
 
 	spin_lock_bh(&comm->lock);
 	d->state = comm->state;
@@ -169,6 +197,9 @@ KCOLL_COMM_ATTR_U64(rx_ops, d.rx_ops);
 KCOLL_COMM_ATTR_U64(coll_ops, d.coll_ops);
 KCOLL_COMM_ATTR_U64(coll_bytes, d.coll_bytes);
 KCOLL_COMM_ATTR_U64(proto_errors, d.proto_errors);
+KCOLL_COMM_ATTR_U64(local_rank, d.local_rank);
+KCOLL_COMM_ATTR_U64(local_size, d.local_size);
+KCOLL_COMM_ATTR_U64(hosts, d.nhosts);
 
 static struct kobj_attribute kcoll_comm_attr_state = __ATTR_RO(state);
 
@@ -186,6 +217,9 @@ static struct attribute *kcoll_comm_attrs[] = {
 	&kcoll_comm_attr_coll_ops.attr,
 	&kcoll_comm_attr_coll_bytes.attr,
 	&kcoll_comm_attr_proto_errors.attr,
+	&kcoll_comm_attr_local_rank.attr,
+	&kcoll_comm_attr_local_size.attr,
+	&kcoll_comm_attr_hosts.attr,
 	NULL,
 };
 

@@ -27,6 +27,7 @@ struct kcoll_comm;
  * @idle_ms:		since the peer was last heard from, 0 if never
  * @sgid_index:		source GID index of the connection, -1 if none
  * @gid_type:		its GID type, -1 if none
+ * @host, @nic, @leaf:	its host, NIC and leaf group (comm->loc), U32_MAX if not known
  */
 struct kcoll_peer_desc {
 	u32 rank;
@@ -39,6 +40,9 @@ struct kcoll_peer_desc {
 	u32 idle_ms;
 	int sgid_index;
 	int gid_type;
+	u32 host;
+	u32 nic;
+	u32 leaf;
 };
 
 /**
@@ -75,6 +79,10 @@ struct kcoll_op_desc {
  * @peers_up:		connections up now
  * @op:			the oldest operation not complete
  * @npeers:		entries filled in the peer array given to kcoll_comm_describe()
+ * @loc_known:		COMM_CREATE gave the ranks' locality; then:
+ * @local_rank, @local_size:	this rank's index among its host's ranks, and their number
+ * @nhosts, @nnics, @nleaves:	groups of the communicator
+ * @host, @nic, @leaf:		this rank's groups
  */
 struct kcoll_comm_desc {
 	u64 comm_id;
@@ -97,6 +105,15 @@ struct kcoll_comm_desc {
 	u32 peers_up;
 	struct kcoll_op_desc op;
 	u32 npeers;
+	bool loc_known;
+	u32 local_rank;
+	u32 local_size;
+	u32 nhosts;
+	u32 nnics;
+	u32 nleaves;
+	u32 host;
+	u32 nic;
+	u32 leaf;
 };
 
 void kcoll_comm_describe(struct kcoll_comm *comm, struct kcoll_comm_desc *d,

@@ -79,7 +79,8 @@ bool kcoll_dev_name_allowed(const char *name)
 u64 kcoll_features(void)
 {
 	return KCOLL_FEAT_RDMA_DEVICES | KCOLL_FEAT_SYSFS | KCOLL_FEAT_COMM | KCOLL_FEAT_P2P |
-	       KCOLL_FEAT_BUF | KCOLL_FEAT_COLL;
+	       KCOLL_FEAT_BUF | KCOLL_FEAT_COLL |
+	       KCOLL_FEAT_LOCALITY;
 }
 
 u64 kcoll_ioctls(void)

@@ -78,7 +78,10 @@ static int kcoll_nl_put_peer(struct sk_buff *skb, const struct kcoll_peer_desc *
 	    nla_put_u32(skb, KCOLL_A_PEER_PENDING_RECVS, p->pending_recvs) ||
 	    nla_put_u32(skb, KCOLL_A_PEER_IDLE_MS, p->idle_ms) ||
 	    (p->sgid_index >= 0 && nla_put_u32(skb, KCOLL_A_PEER_SGID_INDEX, p->sgid_index)) ||
-	    (p->gid_type >= 0 && nla_put_u8(skb, KCOLL_A_PEER_GID_TYPE, p->gid_type))) {
+	    (p->gid_type >= 0 && nla_put_u8(skb, KCOLL_A_PEER_GID_TYPE, p->gid_type)) ||
+	    (p->host != U32_MAX && (nla_put_u32(skb, KCOLL_A_PEER_HOST, p->host) ||
+				    nla_put_u32(skb, KCOLL_A_PEER_NIC, p->nic) ||
+				    nla_put_u32(skb, KCOLL_A_PEER_LEAF, p->leaf)))) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}
@@ -143,6 +146,14 @@ static int kcoll_nl_comm_fill(struct sk_buff *skb, const struct kcoll_comm_desc 
 	    (d->failed_rank != U32_MAX &&
 	     nla_put_u32(skb, KCOLL_A_COMM_FAILED_RANK, d->failed_rank)) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_PEERS_UP, d->peers_up) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_LOCAL_RANK, d->local_rank) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_LOCAL_SIZE, d->local_size) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_HOSTS, d->nhosts) ||
+	    (d->loc_known && (nla_put_u32(skb, KCOLL_A_COMM_NICS, d->nnics) ||
+			      nla_put_u32(skb, KCOLL_A_COMM_LEAVES, d->nleaves) ||
+			      nla_put_u32(skb, KCOLL_A_COMM_HOST, d->host) ||
+			      nla_put_u32(skb, KCOLL_A_COMM_NIC, d->nic) ||
+			      nla_put_u32(skb, KCOLL_A_COMM_LEAF, d->leaf))) ||
 	    kcoll_nl_put_op(skb, &d->op))
 		goto out_cancel;
 	peers_start = (struct nlattr *)skb_tail_pointer(skb);

@@ -17,6 +17,7 @@ struct kcoll_boot_conn {
 	uint32_t rank;				/* once joined */
 	struct kcoll_sockaddr peer;		/* TCP peer, for messages */
 	struct kcoll_sockaddr addr;		/* what it advertises */
+	struct kcoll_rank_locality loc;		/* where it runs, as it says */
 	unsigned char buf[KCOLL_BOOT_HDR_LEN + KCOLL_BOOT_HELLO_LEN];
 };
 
@@ -171,10 +172,12 @@ static int kcoll_boot_hello(struct kcoll_boot_server *s, size_t i, int64_t now)
 	char peer[KCOLL_ADDRSTR_MAX], other[KCOLL_ADDRSTR_MAX], msg[KCOLL_BOOT_MSG_MAX];
 	uint64_t comm_id = get_be64(b), job = get_be64(b + 8);
 	uint32_t rank = get_be32(b + 16), nranks = get_be32(b + 20);
+	struct kcoll_rank_locality loc;
 	struct kcoll_sockaddr addr;
 	int j;
 
-	if (kcoll_wire_get_addr(b + 24, &addr)) {
+	if (kcoll_wire_get_addr(b + 24, &addr) ||
+	    kcoll_loc_get(b + 24 + KCOLL_BOOT_ADDR_LEN, KCOLL_BOOT_LOC_LEN, &loc)) {
 		kcoll_conn_drop(s, i);
 		return KCOLL_EV_MORE;
 	}
@@ -233,6 +236,7 @@ static int kcoll_boot_hello(struct kcoll_boot_server *s, size_t i, int64_t now)
 	c->state = KCOLL_CONN_JOINED;
 	c->rank = rank;
 	c->addr = addr;
+	c->loc = loc;
 	s->slot[rank] = (int)i;
 	s->npending--;
 	s->njoined++;
@@ -339,7 +343,7 @@ static void kcoll_boot_missing(struct kcoll_boot_server *s, char *buf, size_t le
 static void kcoll_boot_send_table(struct kcoll_boot_server *s)
 {
 	size_t len = KCOLL_BOOT_HDR_LEN + KCOLL_BOOT_TABLE_HDR +
-		     (size_t)s->nranks * KCOLL_BOOT_ADDR_LEN;
+		     (size_t)s->nranks * KCOLL_BOOT_ENTRY_LEN;
 	int64_t deadline = kcoll_now_ms() + s->timeout_ms;
 	unsigned char *buf, *p;
 	uint32_t r;
@@ -357,8 +361,10 @@ static void kcoll_boot_send_table(struct kcoll_boot_server *s)
 	put_be32(p + 12, 0);
 	memcpy(p + 16, s->secret, KCOLL_SECRET_LEN);
 	p += KCOLL_BOOT_TABLE_HDR;
-	for (r = 0; r < s->nranks; r++, p += KCOLL_BOOT_ADDR_LEN)
+	for (r = 0; r < s->nranks; r++, p += KCOLL_BOOT_ENTRY_LEN) {
 		kcoll_wire_put_addr(p, &s->conns[s->slot[r]].addr);
+		kcoll_loc_put(p + KCOLL_BOOT_ADDR_LEN, &s->conns[s->slot[r]].loc);
+	}
 	/* A rank that does not take its table times out on its side; the others go on. */
 	for (r = 0; r < s->nranks; r++)
 		kcoll_send_all(s->conns[s->slot[r]].fd, buf, len, deadline);

@@ -177,6 +177,9 @@ struct kcoll_boot_client {
 	unsigned int timeout_ms;
 	struct kcoll_sockaddr self;
 	bool self_set;
+	struct kcoll_rank_locality loc;		/* this rank's, sent in the hello */
+	struct kcoll_rank_locality *table_loc;	/* every rank's, from the table; or NULL */
+	bool want_loc;
 };
 
 /* One connection attempt; the socket, or -errno. */
@@ -278,16 +281,17 @@ static int kcoll_boot_reply(struct kcoll_boot_client *cl, int fd, int64_t deadli
 		return kcoll_fail(-(int)e, "%s", msg);
 	}
 	if (type != KCOLL_BOOT_TABLE ||
-	    len != KCOLL_BOOT_TABLE_HDR + (uint64_t)cl->nranks * KCOLL_BOOT_ADDR_LEN)
+	    len != KCOLL_BOOT_TABLE_HDR + (uint64_t)cl->nranks * KCOLL_BOOT_ENTRY_LEN)
 		return kcoll_fail(-EPROTO, "the bootstrap root at %s sent a malformed answer "
 				  "(type %u, %u bytes, for %u ranks)", cl->where, type, len,
 				  cl->nranks);
 	body = malloc(len);
 	table = calloc(cl->nranks, sizeof(*table));
-	if (!body || !table) {
-		free(body);
-		free(table);
-		return kcoll_fail(-ENOMEM, "out of memory");
+	if (cl->want_loc)
+		cl->table_loc = calloc(cl->nranks, sizeof(*cl->table_loc));
+	if (!body || !table || (cl->want_loc && !cl->table_loc)) {
+		err = kcoll_fail(-ENOMEM, "out of memory");
+		goto bad;
 	}
 	err = kcoll_recv_all(fd, body, len, deadline);
 	if (err) {
@@ -305,12 +309,17 @@ static int kcoll_boot_reply(struct kcoll_boot_client *cl, int fd, int64_t deadli
 	if (!cl->have_secret)
 		memcpy(cl->secret, body + 16, KCOLL_SECRET_LEN);
 	for (r = 0; r < cl->nranks; r++) {
-		if (kcoll_wire_get_addr(body + KCOLL_BOOT_TABLE_HDR + r * KCOLL_BOOT_ADDR_LEN,
-					&table[r])) {
-			err = kcoll_fail(-EPROTO, "the bootstrap root at %s sent a bad address "
+		const unsigned char *e = body + KCOLL_BOOT_TABLE_HDR + r * KCOLL_BOOT_ENTRY_LEN;
+		struct kcoll_rank_locality loc;
+
+		if (kcoll_wire_get_addr(e, &table[r]) ||
+		    kcoll_loc_get(e + KCOLL_BOOT_ADDR_LEN, KCOLL_BOOT_LOC_LEN, &loc)) {
+			err = kcoll_fail(-EPROTO, "the bootstrap root at %s sent a bad entry "
 					 "for rank %u", cl->where, r);
 			goto bad;
 		}
+		if (cl->table_loc)
+			cl->table_loc[r] = loc;
 	}
 	if (!kcoll_ksa_equal(&table[cl->rank], &cl->self)) {
 		err = kcoll_fail(-EPROTO, "the bootstrap root at %s has %s for rank %u, which "
@@ -325,6 +334,8 @@ static int kcoll_boot_reply(struct kcoll_boot_client *cl, int fd, int64_t deadli
 bad:
 	free(body);
 	free(table);
+	free(cl->table_loc);
+	cl->table_loc = NULL;
 	return err;
 }
 
@@ -365,6 +376,12 @@ static int kcoll_boot_client_run(struct kcoll_boot_client *cl, uint64_t *comm_id
 			return kcoll_fail(err, "getsockname: %s", strerror(-err));
 		}
 		cl->self.port = port;
+		/* Now the NIC is known: the interface of that address. */
+		err = kcoll_loc_self(&cl->self, &cl->loc);
+		if (err) {
+			close(fd);
+			return err;
+		}
 	}
 	kcoll_put_hdr(hello, KCOLL_BOOT_HELLO, KCOLL_BOOT_HELLO_LEN);
 	put_be64(hello + KCOLL_BOOT_HDR_LEN, cl->comm_id);
@@ -372,6 +389,7 @@ static int kcoll_boot_client_run(struct kcoll_boot_client *cl, uint64_t *comm_id
 	put_be32(hello + KCOLL_BOOT_HDR_LEN + 16, cl->rank);
 	put_be32(hello + KCOLL_BOOT_HDR_LEN + 20, cl->nranks);
 	kcoll_wire_put_addr(hello + KCOLL_BOOT_HDR_LEN + 24, &cl->self);
+	kcoll_loc_put(hello + KCOLL_BOOT_HDR_LEN + 24 + KCOLL_BOOT_ADDR_LEN, &cl->loc);
 
 	/* The root answers within its own timeout of the first rank; leave it time to. */
 	deadline = kcoll_now_ms() + cl->timeout_ms + KCOLL_BOOT_GRACE_MS;
@@ -405,6 +423,9 @@ static int kcoll_boot_client_init(struct kcoll_boot_client *cl, int nranks, int 
 	err = kcoll_boot_timeout(OPTS_GET(opts, bootstrap_timeout_ms, 0), &cl->timeout_ms);
 	if (!err)
 		err = kcoll_boot_self(opts, &cl->self, &cl->self_set);
+	/* Here, before the network: a bad topology file fails this rank alone, at once. */
+	if (!err)
+		err = kcoll_loc_self(&cl->self, &cl->loc);
 	cl->rank = rank;
 	cl->nranks = nranks;
 	return err;
@@ -414,6 +435,14 @@ int kcoll_bootstrap_rank(const struct kcoll_unique_id *id, int nranks, int rank,
 			 const struct kcoll_comm_opts *opts, uint64_t *comm_id,
 			 unsigned char *secret, struct kcoll_sockaddr **table)
 {
+	return kcoll_bootstrap_rank_loc(id, nranks, rank, opts, comm_id, secret, table, NULL);
+}
+
+int kcoll_bootstrap_rank_loc(const struct kcoll_unique_id *id, int nranks, int rank,
+			     const struct kcoll_comm_opts *opts, uint64_t *comm_id,
+			     unsigned char *secret, struct kcoll_sockaddr **table,
+			     struct kcoll_rank_locality **loc)
+{
 	struct kcoll_boot_client cl;
 	struct kcoll_uid_info info;
 	int err;
@@ -422,6 +451,8 @@ int kcoll_bootstrap_rank(const struct kcoll_unique_id *id, int nranks, int rank,
 	if (!id || !comm_id || !table)
 		return kcoll_fail(-EINVAL, "id, comm_id or table is NULL");
 	*table = NULL;
+	if (loc)
+		*loc = NULL;
 	err = kcoll_boot_client_init(&cl, nranks, rank, opts);
 	if (!err)
 		err = kcoll_uid_decode(id, &info);
@@ -434,7 +465,10 @@ int kcoll_bootstrap_rank(const struct kcoll_unique_id *id, int nranks, int rank,
 	cl.comm_id = info.comm_id;
 	memcpy(cl.secret, info.secret, KCOLL_SECRET_LEN);
 	cl.have_secret = true;
+	cl.want_loc = loc != NULL;
 	err = kcoll_boot_client_run(&cl, comm_id, table);
+	if (loc)
+		*loc = cl.table_loc;
 	if (!err && secret)
 		memcpy(secret, cl.secret, KCOLL_SECRET_LEN);
 	explicit_bzero(info.secret, sizeof(info.secret));
@@ -447,6 +481,13 @@ int kcoll_bootstrap_rank(const struct kcoll_unique_id *id, int nranks, int rank,
 int kcoll_bootstrap_env(const struct kcoll_comm_opts *opts, struct kcoll_env_conf *conf,
 			uint64_t *comm_id, unsigned char *secret, struct kcoll_sockaddr **table)
 {
+	return kcoll_bootstrap_env_loc(opts, conf, comm_id, secret, table, NULL);
+}
+
+int kcoll_bootstrap_env_loc(const struct kcoll_comm_opts *opts, struct kcoll_env_conf *conf,
+			    uint64_t *comm_id, unsigned char *secret,
+			    struct kcoll_sockaddr **table, struct kcoll_rank_locality **loc)
+{
 	unsigned char root_secret[KCOLL_SECRET_LEN];
 	struct kcoll_boot_client cl;
 	struct sockaddr_storage any;
@@ -458,6 +499,8 @@ int kcoll_bootstrap_env(const struct kcoll_comm_opts *opts, struct kcoll_env_con
 	if (!conf || !comm_id || !table)
 		return kcoll_fail(-EINVAL, "conf, comm_id or table is NULL");
 	*table = NULL;
+	if (loc)
+		*loc = NULL;
 	err = kcoll_env_parse(conf);
 	if (!err)
 		err = kcoll_boot_client_init(&cl, conf->nranks, conf->rank, opts);
@@ -511,7 +554,10 @@ int kcoll_bootstrap_env(const struct kcoll_comm_opts *opts, struct kcoll_env_con
 		if (err)
 			return err;
 	}
+	cl.want_loc = loc != NULL;
 	err = kcoll_boot_client_run(&cl, comm_id, table);
+	if (loc)
+		*loc = cl.table_loc;
 	if (!err && secret)
 		memcpy(secret, cl.secret, KCOLL_SECRET_LEN);
 	explicit_bzero(cl.secret, sizeof(cl.secret));

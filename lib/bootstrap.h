@@ -7,6 +7,7 @@
  *   boot_io.c		socket I/O with deadlines, the message header, listening sockets
  *   boot_server.c	the root: the rendezvous thread
  *   bootstrap.c	a rank: kcoll_get_unique_id(), joining the rendezvous
+ *   boot_loc.c		locality: host identity, NIC, NUMA node, admin labels; its encoding
  */
 #ifndef _KCOLL_BOOTSTRAP_H
 #define _KCOLL_BOOTSTRAP_H

@@ -87,23 +87,48 @@ static int kcoll_create_error(int err, const struct kcoll_sockaddr *table, uint3
 	}
 }
 
+/*
+ * The locality table for COMM_CREATE, or NULL: a table where some ranks know their host and
+ * others do not would be refused, and says nothing the kernel could use anyway.
+ */
+static const struct kcoll_rank_locality *kcoll_loc_usable(const struct kcoll_rank_locality *loc,
+							   int nranks)
+{
+	int r, known = 0;
+
+	for (r = 0; loc && r < nranks; r++)
+		known += loc[r].host != 0;
+	return known == nranks ? loc : NULL;
+}
+
 int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id, const unsigned char *secret,
 		      int rank, int nranks, const struct kcoll_sockaddr *table,
-		      uint32_t timeout_ms, struct kcoll_comm **out)
+		      const struct kcoll_rank_locality *loc, uint32_t timeout_ms,
+		      struct kcoll_comm **out)
 {
 	struct kcoll_comm_create cc;
 	struct kcoll_comm *c;
-	int fd = kcoll_fd(h);
+	int fd = kcoll_fd(h), ret;
 
+	loc = kcoll_loc_usable(loc, nranks);
 	c = calloc(1, sizeof(*c));
-	/* The table is kept: kcoll_comm_split() connects children to the same addresses. */
+	/*
+	 * The tables are kept: kcoll_comm_split() connects children to the same addresses and
+	 * hands them the same locality.
+	 */
 	if (c)
 		c->peers = calloc((size_t)nranks, sizeof(*table));
-	if (!c || !c->peers) {
+	if (c && loc)
+		c->loc = calloc((size_t)nranks, sizeof(*loc));
+	if (!c || !c->peers || (loc && !c->loc)) {
+		if (c)
+			free(c->peers);
 		free(c);
 		return kcoll_fail(-ENOMEM, "out of memory");
 	}
 	memcpy(c->peers, table, (size_t)nranks * sizeof(*table));
+	if (loc)
+		memcpy(c->loc, loc, (size_t)nranks * sizeof(*loc));
 	pthread_mutex_init(&c->lock, NULL);
 	memset(&cc, 0, sizeof(cc));
 	cc.size = sizeof(cc);
@@ -114,10 +139,21 @@ int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id, const unsigned c
 	cc.peer_size = sizeof(*table);
 	cc.timeout_ms = timeout_ms;
 	memcpy(cc.secret, secret, sizeof(cc.secret));
-	if (ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc) < 0) {
+	if (loc) {
+		cc.locality = (uintptr_t)loc;
+		cc.locality_size = sizeof(*loc);
+	}
+	ret = ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
+	if (ret < 0 && errno == E2BIG && loc) {
+		/* A module older than locality: the communicator works without it. */
+		cc.size = KCOLL_COMM_CREATE_SIZE_VER1;
+		ret = ioctl(fd, KCOLL_IOC_COMM_CREATE, &cc);
+	}
+	if (ret < 0) {
 		int err = -errno;
 
 		explicit_bzero(cc.secret, sizeof(cc.secret));
+		free(c->loc);
 		free(c->peers);
 		free(c);
 		return kcoll_create_error(err, table, cc.failed_rank, rank, nranks, comm_id,
@@ -159,6 +195,7 @@ int kcoll_comm_init_rank(struct kcoll_handle *h, const struct kcoll_unique_id *i
 			 int rank, const struct kcoll_comm_opts *opts, struct kcoll_comm **out)
 {
 	unsigned char secret[KCOLL_SECRET_LEN];
+	struct kcoll_rank_locality *loc;
 	struct kcoll_sockaddr *table;
 	uint32_t timeout_ms;
 	uint64_t comm_id;
@@ -167,12 +204,13 @@ int kcoll_comm_init_rank(struct kcoll_handle *h, const struct kcoll_unique_id *i
 	err = kcoll_comm_init_check(h, opts, out, &timeout_ms);
 	if (err)
 		return kcoll_err(err);
-	err = kcoll_bootstrap_rank(id, nranks, rank, opts, &comm_id, secret, &table);
+	err = kcoll_bootstrap_rank_loc(id, nranks, rank, opts, &comm_id, secret, &table, &loc);
 	if (err)
 		return err;
-	err = kcoll_comm_create(h, comm_id, secret, rank, nranks, table, timeout_ms, out);
+	err = kcoll_comm_create(h, comm_id, secret, rank, nranks, table, loc, timeout_ms, out);
 	explicit_bzero(secret, sizeof(secret));
 	free(table);
+	free(loc);
 	return err;
 }
 
@@ -180,6 +218,7 @@ int kcoll_comm_init_env(struct kcoll_handle *h, const struct kcoll_comm_opts *op
 			struct kcoll_comm **out)
 {
 	unsigned char secret[KCOLL_SECRET_LEN];
+	struct kcoll_rank_locality *loc;
 	struct kcoll_sockaddr *table;
 	struct kcoll_env_conf conf;
 	uint32_t timeout_ms;
@@ -189,13 +228,14 @@ int kcoll_comm_init_env(struct kcoll_handle *h, const struct kcoll_comm_opts *op
 	err = kcoll_comm_init_check(h, opts, out, &timeout_ms);
 	if (err)
 		return kcoll_err(err);
-	err = kcoll_bootstrap_env(opts, &conf, &comm_id, secret, &table);
+	err = kcoll_bootstrap_env_loc(opts, &conf, &comm_id, secret, &table, &loc);
 	if (err)
 		return err;
-	err = kcoll_comm_create(h, comm_id, secret, conf.rank, conf.nranks, table, timeout_ms,
-				out);
+	err = kcoll_comm_create(h, comm_id, secret, conf.rank, conf.nranks, table, loc,
+				timeout_ms, out);
 	explicit_bzero(secret, sizeof(secret));
 	free(table);
+	free(loc);
 	return err;
 }
 
@@ -230,6 +270,7 @@ int kcoll_comm_destroy(struct kcoll_comm *c)
 		b->c = NULL;
 	pthread_mutex_unlock(&c->lock);
 	pthread_mutex_destroy(&c->lock);
+	free(c->loc);
 	free(c->peers);
 	free(c);
 	return kcoll_err(err);

@@ -80,6 +80,7 @@ struct kcoll_comm {
 	pthread_mutex_t lock;		/* guards @bufs */
 	struct kcoll_buf *bufs;		/* mapped buffers, for pointer lookup */
 	struct kcoll_sockaddr *peers;	/* every rank's address, for kcoll_comm_split() */
+	struct kcoll_rank_locality *loc; /* every rank's locality or NULL, for the same */
 };
 
 struct kcoll_buf {
@@ -129,25 +130,33 @@ KCOLL_HIDDEN int kcoll_uid_decode(const struct kcoll_unique_id *id, struct kcoll
  * The rendezvous protocol over TCP, all integers big-endian.  Every message is a 12-byte
  * header then @length bytes of body:
  *	u32 magic (KCOLL_BOOT_MAGIC)  u16 version (KCOLL_BOOT_VERSION)  u16 type  u32 length
- * HELLO (rank to root), 48 bytes:
+ * HELLO (rank to root), 112 bytes:
  *	u64 comm_id (env init: 0)  u64 job_tag  u32 rank  u32 nranks  address (24 bytes)
- * TABLE (root to rank), 32 + 24 * nranks bytes:
- *	u64 comm_id  u32 nranks  u32 reserved (0)  u8 secret[16]  nranks addresses by rank
+ *	locality (64 bytes)
+ * TABLE (root to rank), 32 + 88 * nranks bytes:
+ *	u64 comm_id  u32 nranks  u32 reserved (0)  u8 secret[16]  nranks entries by rank,
+ *	each an address then a locality
  *	(secret: drawn by the root of an env init; zero when the ranks hold a unique id,
  *	whose secret never crosses the rendezvous)
  * ERROR (root to rank), 8 + n bytes, n <= KCOLL_BOOT_MSG_MAX:
  *	u32 errno (positive)  u32 n  n bytes of message (no NUL)
  * An address (struct kcoll_sockaddr on the wire), 24 bytes:
  *	u16 family (4 or 6)  u16 port  u32 scope_id  u8 addr[16] (IPv4: 4 bytes, 12 zero)
+ * A locality (struct kcoll_rank_locality on the wire, lib/boot_loc.c), 64 bytes:
+ *	u16 version (1)  u16 length (64)  s32 numa_node  u64 host  u64 nic  u64 leaf
+ *	u64 rack  u64 pod  16 bytes reserved (0)
  */
 #define KCOLL_BOOT_MAGIC	0x4b43424fU	/* "KCBO" */
-#define KCOLL_BOOT_VERSION	2	/* 2: the table's secret */
+#define KCOLL_BOOT_VERSION	3	/* 2: the table's secret; 3: locality */
 #define KCOLL_BOOT_HELLO	1
 #define KCOLL_BOOT_TABLE	2
 #define KCOLL_BOOT_ERROR	3
 #define KCOLL_BOOT_HDR_LEN	12
 #define KCOLL_BOOT_ADDR_LEN	24
-#define KCOLL_BOOT_HELLO_LEN	(24 + KCOLL_BOOT_ADDR_LEN)
+#define KCOLL_BOOT_LOC_LEN	64
+#define KCOLL_BOOT_LOC_VERSION	1
+#define KCOLL_BOOT_HELLO_LEN	(24 + KCOLL_BOOT_ADDR_LEN + KCOLL_BOOT_LOC_LEN)
+#define KCOLL_BOOT_ENTRY_LEN	(KCOLL_BOOT_ADDR_LEN + KCOLL_BOOT_LOC_LEN)
 #define KCOLL_BOOT_TABLE_HDR	32
 #define KCOLL_BOOT_MSG_MAX	1024
 /* A connection must deliver its hello this soon after it is accepted, or it is dropped. */
@@ -189,13 +198,43 @@ KCOLL_HIDDEN int kcoll_bootstrap_rank(const struct kcoll_unique_id *id, int nran
 KCOLL_HIDDEN int kcoll_bootstrap_env(const struct kcoll_comm_opts *opts,
 				     struct kcoll_env_conf *conf, uint64_t *comm_id,
 				     unsigned char *secret, struct kcoll_sockaddr **table);
+/* The same, and (unless NULL) *loc: a malloc()ed array of the ranks' locality by rank. */
+KCOLL_HIDDEN int kcoll_bootstrap_rank_loc(const struct kcoll_unique_id *id, int nranks,
+					  int rank, const struct kcoll_comm_opts *opts,
+					  uint64_t *comm_id, unsigned char *secret,
+					  struct kcoll_sockaddr **table,
+					  struct kcoll_rank_locality **loc);
+KCOLL_HIDDEN int kcoll_bootstrap_env_loc(const struct kcoll_comm_opts *opts,
+					 struct kcoll_env_conf *conf, uint64_t *comm_id,
+					 unsigned char *secret, struct kcoll_sockaddr **table,
+					 struct kcoll_rank_locality **loc);
+
+/*
+ * Locality (lib/boot_loc.c).  kcoll_loc_put() writes KCOLL_BOOT_LOC_LEN bytes;
+ * kcoll_loc_get() reads @len bytes: -EPROTO (truncated, bad length or fields),
+ * -EPROTONOSUPPORT (another record version).  kcoll_loc_labels() reads the topology file
+ * (@path; NULL: /etc/kcoll/topology, which may be absent) then @env ("leaf=a,rack=b");
+ * kcoll_loc_self() fills this rank's record (labels from KCOLL_TOPO_FILE and KCOLL_TOPO).
+ * Both fail with -EINVAL and a message on a bad file or variable.
+ */
+KCOLL_HIDDEN void kcoll_loc_put(unsigned char *p, const struct kcoll_rank_locality *l);
+KCOLL_HIDDEN int kcoll_loc_get(const unsigned char *p, size_t len, struct kcoll_rank_locality *l);
+KCOLL_HIDDEN int kcoll_loc_labels(const char *path, const char *env,
+				  struct kcoll_rank_locality *l);
+KCOLL_HIDDEN int kcoll_loc_self(const struct kcoll_sockaddr *self,
+				struct kcoll_rank_locality *l);
+
 /* Fill @buf with @len random bytes (getrandom): 0 or -errno. */
 KCOLL_HIDDEN int kcoll_random_bytes(void *buf, size_t len);
 
-/* KCOLL_IOC_COMM_CREATE on @h with the complete peer table (lib/comm.c). */
+/*
+ * KCOLL_IOC_COMM_CREATE on @h with the complete peer table and, when every rank's host is
+ * known, the locality table (@loc may be NULL) (lib/comm.c).
+ */
 KCOLL_HIDDEN int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id,
 				   const unsigned char *secret, int rank, int nranks,
-				   const struct kcoll_sockaddr *table, uint32_t timeout_ms,
+				   const struct kcoll_sockaddr *table,
+				   const struct kcoll_rank_locality *loc, uint32_t timeout_ms,
 				   struct kcoll_comm **out);
 /* The connect timeout: @ms, else $KCOLL_CONNECT_TIMEOUT_MS, else 0 (lib/comm.c). */
 KCOLL_HIDDEN int kcoll_connect_timeout_ms(unsigned long ms, uint32_t *out);

@@ -37,6 +37,7 @@ static int kcoll_nl_parse_peer(const struct nlattr *nest, struct kcoll_nl_comm *
 		return -ENOMEM;
 	p->sgid_index = -1;
 	p->gid_type = -1;
+	p->host = p->nic = p->leaf = UINT32_MAX;
 	mnl_attr_for_each_nested(a, nest) {
 		switch (mnl_attr_get_type(a)) {
 		case KCOLL_A_PEER_RANK:
@@ -68,6 +69,15 @@ static int kcoll_nl_parse_peer(const struct nlattr *nest, struct kcoll_nl_comm *
 			break;
 		case KCOLL_A_PEER_GID_TYPE:
 			p->gid_type = mnl_attr_get_u8(a);
+			break;
+		case KCOLL_A_PEER_HOST:
+			p->host = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_PEER_NIC:
+			p->nic = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_PEER_LEAF:
+			p->leaf = mnl_attr_get_u32(a);
 			break;
 		}
 	}
@@ -172,6 +182,31 @@ static int kcoll_nl_comm_cb(const struct nlmsghdr *nlh, void *data)
 			break;
 		case KCOLL_A_COMM_OP:
 			kcoll_nl_parse_op(a, &c->op);
+			break;
+		case KCOLL_A_COMM_LOCAL_RANK:
+			c->local_rank = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_COMM_LOCAL_SIZE:
+			c->local_size = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_COMM_HOSTS:
+			c->hosts = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_COMM_NICS:
+			c->nics = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_COMM_LEAVES:
+			c->leaves = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_COMM_HOST:
+			c->host = mnl_attr_get_u32(a);
+			c->loc_known = 1;
+			break;
+		case KCOLL_A_COMM_NIC:
+			c->nic = mnl_attr_get_u32(a);
+			break;
+		case KCOLL_A_COMM_LEAF:
+			c->leaf = mnl_attr_get_u32(a);
 			break;
 		}
 	}

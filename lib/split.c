@@ -149,6 +149,7 @@ int kcoll_comm_split(struct kcoll_comm *parent, int color, int key,
 	unsigned char secret[KCOLL_SECRET_LEN];
 	unsigned int ms = OPTS_GET(opts, timeout_ms, 0);
 	struct kcoll_sockaddr *table = NULL;
+	struct kcoll_rank_locality *loc = NULL;
 	int *members = NULL, n, child_rank;
 	int32_t *ck = NULL;
 	uint32_t connect_ms;
@@ -177,16 +178,22 @@ int kcoll_comm_split(struct kcoll_comm *parent, int color, int key,
 	if (err)
 		goto out;
 	table = calloc((size_t)n, sizeof(*table));
-	if (!table) {
+	if (parent->loc)
+		loc = calloc((size_t)n, sizeof(*loc));
+	if (!table || (parent->loc && !loc)) {
 		err = kcoll_fail(-ENOMEM, "out of memory");
 	} else {
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			table[i] = parent->peers[members[i]];
-		err = kcoll_comm_create(parent->h, comm_id, secret, child_rank, n, table,
+			if (loc)
+				loc[i] = parent->loc[members[i]];
+		}
+		err = kcoll_comm_create(parent->h, comm_id, secret, child_rank, n, table, loc,
 					connect_ms, child);
 	}
 	explicit_bzero(secret, sizeof(secret));
 out:
+	free(loc);
 	free(table);
 	free(members);
 	free(ck);

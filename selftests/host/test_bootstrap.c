@@ -227,6 +227,8 @@ static void make_hello(unsigned char *p, uint64_t comm_id, uint32_t rank, uint32
 	put16(b + 24, 4);
 	b[32] = 127;
 	b[35] = 1;
+	kcoll_loc_put(b + 24 + KCOLL_BOOT_ADDR_LEN,
+		      &(struct kcoll_rank_locality){ .numa_node = -1 });
 }
 
 /*
@@ -1213,6 +1215,22 @@ TEST(garbage_clients)
 	EXPECT_EQ(0, drain(fd, NULL, 0));
 	close(fd);
 
+	/* A hello whose locality record is of another version, or has junk reserved. */
+	make_hello(buf, info.comm_id, 0, 2);
+	buf[KCOLL_BOOT_HDR_LEN + 24 + KCOLL_BOOT_ADDR_LEN + 1] = 2;
+	fd = connect_port(info.root.port);
+	ASSERT_LE(0, fd);
+	send(fd, buf, KCOLL_BOOT_HDR_LEN + KCOLL_BOOT_HELLO_LEN, MSG_NOSIGNAL);
+	EXPECT_EQ(0, drain(fd, NULL, 0));
+	close(fd);
+	make_hello(buf, info.comm_id, 0, 2);
+	buf[KCOLL_BOOT_HDR_LEN + KCOLL_BOOT_HELLO_LEN - 1] = 1;
+	fd = connect_port(info.root.port);
+	ASSERT_LE(0, fd);
+	send(fd, buf, KCOLL_BOOT_HDR_LEN + KCOLL_BOOT_HELLO_LEN, MSG_NOSIGNAL);
+	EXPECT_EQ(0, drain(fd, NULL, 0));
+	close(fd);
+
 	/* A rank that joins and then talks out of turn loses its place. */
 	make_hello(buf, info.comm_id, 1, 2);
 	memcpy(buf + KCOLL_BOOT_HDR_LEN + KCOLL_BOOT_HELLO_LEN, "junk", 4);
@@ -1354,19 +1372,21 @@ static size_t make_table(unsigned char *p, uint64_t comm_id, uint32_t nranks, in
 	uint32_t r;
 
 	make_hdr(p, KCOLL_BOOT_VERSION, KCOLL_BOOT_TABLE,
-		 KCOLL_BOOT_TABLE_HDR + nranks * KCOLL_BOOT_ADDR_LEN);
+		 KCOLL_BOOT_TABLE_HDR + nranks * KCOLL_BOOT_ENTRY_LEN);
 	put64(b, comm_id);
 	put32(b + 8, nranks);
 	put32(b + 12, 0);
 	for (r = 0; r < nranks; r++) {
-		unsigned char *a = b + KCOLL_BOOT_TABLE_HDR + r * KCOLL_BOOT_ADDR_LEN;
+		unsigned char *a = b + KCOLL_BOOT_TABLE_HDR + r * KCOLL_BOOT_ENTRY_LEN;
 
 		memset(a, 0, KCOLL_BOOT_ADDR_LEN);
 		put16(a, r ? 4 : fam0);
 		a[8] = 127;
 		a[11] = 1;
+		kcoll_loc_put(a + KCOLL_BOOT_ADDR_LEN,
+			      &(struct kcoll_rank_locality){ .host = r + 1, .numa_node = -1 });
 	}
-	return KCOLL_BOOT_HDR_LEN + KCOLL_BOOT_TABLE_HDR + nranks * KCOLL_BOOT_ADDR_LEN;
+	return KCOLL_BOOT_HDR_LEN + KCOLL_BOOT_TABLE_HDR + nranks * KCOLL_BOOT_ENTRY_LEN;
 }
 
 TEST(garbage_root)
@@ -1428,7 +1448,17 @@ TEST(garbage_root)
 	EXPECT_EQ(-EPROTO, against_fake_root(buf, len, false, 2000, cid, msg));
 	len = make_table(buf, cid, 2, 9);
 	EXPECT_EQ(-EPROTO, against_fake_root(buf, len, false, 2000, cid, msg));
-	EXPECT_NE(NULL, strstr(msg, "bad address for rank 0"));
+	EXPECT_NE(NULL, strstr(msg, "bad entry for rank 0"));
+	/* A locality record of another version, a truncated one (its length field). */
+	len = make_table(buf, cid, 2, 4);
+	buf[KCOLL_BOOT_HDR_LEN + KCOLL_BOOT_TABLE_HDR + KCOLL_BOOT_ENTRY_LEN +
+	    KCOLL_BOOT_ADDR_LEN + 1] = 9;
+	EXPECT_EQ(-EPROTO, against_fake_root(buf, len, false, 2000, cid, msg));
+	EXPECT_NE(NULL, strstr(msg, "bad entry for rank 1"));
+	len = make_table(buf, cid, 2, 4);
+	buf[KCOLL_BOOT_HDR_LEN + KCOLL_BOOT_TABLE_HDR + KCOLL_BOOT_ADDR_LEN + 3] = 40;
+	EXPECT_EQ(-EPROTO, against_fake_root(buf, len, false, 2000, cid, msg));
+	EXPECT_NE(NULL, strstr(msg, "bad entry for rank 0"));
 	len = make_table(buf, cid, 2, 4);
 	buf[KCOLL_BOOT_HDR_LEN + KCOLL_BOOT_TABLE_HDR + 11] = 2;	/* 127.0.0.2 */
 	EXPECT_EQ(-EPROTO, against_fake_root(buf, len, false, 2000, cid, msg));

@@ -52,6 +52,8 @@ static struct {
 	int wait_status;
 	uint64_t mmap_offset;
 	struct kcoll_coll coll;
+	bool pre_locality;		/* answer as a module older than KCOLL_FEAT_LOCALITY */
+	int create_sizes[4];		/* the sizes COMM_CREATE was called with */
 } fk = { .fd = -1 };
 
 int ioctl(int fd, unsigned long cmd, ...)
@@ -70,6 +72,14 @@ int ioctl(int fd, unsigned long cmd, ...)
 	switch (cmd) {
 	case KCOLL_IOC_COMM_CREATE:
 		memcpy(&fk.create, arg, sizeof(fk.create));
+		if (fk.calls <= 4)
+			fk.create_sizes[fk.calls - 1] = fk.create.size;
+		/* An 80-byte kernel: a larger argument with a non-zero tail is E2BIG. */
+		if (fk.pre_locality && fk.create.size > KCOLL_COMM_CREATE_SIZE_VER1 &&
+		    fk.create.locality) {
+			errno = E2BIG;
+			return -1;
+		}
 		if (fk.create.nranks <= 4 && fk.create.peer_size == sizeof(fk.peers[0]))
 			memcpy(fk.peers, (void *)(uintptr_t)fk.create.peers,
 			       fk.create.nranks * sizeof(fk.peers[0]));
@@ -228,6 +238,32 @@ FIXTURE_TEARDOWN(fake)
 	unlink(self->path);
 }
 
+/* A module older than locality refuses the 96-byte argument: the library retries without. */
+TEST(comm_create_pre_locality_module)
+{
+	KCOLL_OPTS(kcoll_comm_opts, opts, .port = 4791);
+	struct kcoll_handle *h;
+	struct kcoll_comm *c;
+	char path[64];
+	uint64_t id;
+
+	clear_env();
+	memset(&fk, 0, sizeof(fk));
+	ASSERT_EQ(0, scratch(path, &h));
+	fk.fd = kcoll_fd(h);
+	fk.pre_locality = true;
+	ASSERT_EQ(0, one_rank(h, &opts, &c, &id)) TH_LOG("%s", kcoll_last_error());
+	EXPECT_EQ(2, fk.calls);
+	EXPECT_EQ(KCOLL_COMM_CREATE_SIZE_VER2, fk.create_sizes[0]);
+	EXPECT_EQ(KCOLL_COMM_CREATE_SIZE_VER1, fk.create_sizes[1]);
+	/* The secret still went along. */
+	EXPECT_FALSE(zero(fk.create.secret, sizeof(fk.create.secret)));
+	kcoll_comm_destroy(c);
+	kcoll_close(h);
+	unlink(path);
+	fk.fd = -1;
+}
+
 /* kcoll_comm_id(): the id the communicator was created with, which netlink names it by. */
 TEST_F(fake, comm_id)
 {
@@ -272,8 +308,12 @@ TEST_F(fake, comm_create_args)
 	EXPECT_EQ(0, cc->failed_rank);	/* output only */
 	EXPECT_TRUE(zero(cc->reserved, sizeof(cc->reserved)));
 	/* The unique id's secret, drawn by kcoll_get_unique_id(): never left out. */
-	EXPECT_EQ(KCOLL_COMM_CREATE_SIZE_VER1, cc->size);
+	EXPECT_EQ(KCOLL_COMM_CREATE_SIZE_VER2, cc->size);
 	EXPECT_FALSE(zero(cc->secret, sizeof(cc->secret)));
+	/* The bootstrap's locality: this process knows its host. */
+	EXPECT_NE(0, cc->locality);
+	EXPECT_EQ(sizeof(struct kcoll_rank_locality), cc->locality_size);
+	EXPECT_EQ(0, cc->reserved2);
 	EXPECT_EQ(AF_INET, fk.peers[0].family);
 	EXPECT_EQ(4791, fk.peers[0].port);
 	EXPECT_EQ(0, fk.peers[0].scope_id);

@@ -17,6 +17,13 @@ ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
 seed_tap "$RIG_NODE" "$RIG_NNODES" "$(rig_ip 0)" >"$tap/allreduce_seed.tap"
 rig_barrier seed-done 300
 
+# Two ranks a VM (2-VM suite only, a few seconds): libkcoll reports that they share a host,
+# so the kernel's AUTO all-reduce is hierarchical (kcoll_op_start's algo 9, HIER).
+if [ "$RIG_NNODES" -eq 2 ]; then
+	seed_local_tap "$RIG_NODE" "$(rig_ip 0)" >"$tap/allreduce_seed_2x2.tap"
+fi
+rig_barrier seed2x2-done 300
+
 # Grouped all-reduces and point-to-point (kcoll_group_start/end), bootstrapped the same way.
 KCOLL_RANK=$RIG_NODE KCOLL_NRANKS=$RIG_NNODES KCOLL_BOOTSTRAP_ADDR=$(rig_ip 0) \
 	timeout 180 "$k/kcoll_group_test" >"$tap/kcoll_group_test.tap" 2>&1

@@ -38,6 +38,8 @@ run kcoll_coll_1rank $k/kcoll_coll_test
 run allreduce_seed_1rank seed_tap 0 1
 # Two ranks on the loopback transport: no RDMA device exists here (kcoll_rxe.sh left none).
 run kcoll_loop $k/kcoll_loop_test
+# Four ranks that share a host (or two): groups in sysfs, the hierarchical choice.
+run kcoll_locality $k/kcoll_locality_test
 # Fault injection needs the debug kernel, where it has a suite of its own (failnth.sh); here
 # it proves that it skips cleanly.
 [ "$RIG_FLAVOUR" = debug ] || run kcoll_failnth $k/kcoll_failnth_test

@@ -167,7 +167,76 @@ static void kcoll_ctl_peer_print(struct kcoll_ctl *ctl, const struct kcoll_nl_pe
 	if (p->gid_type >= 0)
 		kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "gid_type", " %s",
 			      kcoll_ctl_name_of(kcoll_ctl_gid_types, p->gid_type));
+	if (p->host != UINT32_MAX) {
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "host", " host %" PRIu64, p->host);
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "nic", " nic %" PRIu64, p->nic);
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "leaf", " leaf %" PRIu64, p->leaf);
+	}
 	kcoll_ctl_nl(ctl);
+	kcoll_ctl_obj_end(ctl);
+}
+
+/* The ranks of host group @g as "0,1,5": this rank and its peers. */
+static void kcoll_ctl_host_group(struct kcoll_ctl *ctl, const struct kcoll_nl_comm *nl,
+				 uint32_t g)
+{
+	uint32_t r, i = 0, n = 0;
+
+	kcoll_ctl_arr_begin(ctl, NULL);
+	kcoll_ctl_text(ctl, " %" PRIu32 ":", g);
+	/* Peers come in rank order without this rank: merge it in. */
+	for (r = 0; r < nl->nranks; r++) {
+		uint32_t host;
+
+		if (r == nl->rank) {
+			host = nl->host;
+		} else {
+			while (i < nl->npeers && nl->peers[i].rank < r)
+				i++;
+			if (i == nl->npeers || nl->peers[i].rank != r)
+				continue;
+			host = nl->peers[i].host;
+		}
+		if (host != g)
+			continue;
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, NULL, n++ ? ",%" PRIu64 : "%" PRIu64, r);
+	}
+	kcoll_ctl_arr_end(ctl);
+}
+
+/*
+ * Locality (netlink): this rank's place, then, when the kernel was given the ranks' table
+ * and every peer is listed, the host groups: "hosts 0:0,1 1:2,3".
+ */
+static void kcoll_ctl_comm_loc_print(struct kcoll_ctl *ctl, const struct kcoll_nl_comm *nl)
+{
+	uint32_t g;
+
+	kcoll_ctl_obj_begin(ctl, "locality");
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "local_rank", "    locality local_rank %" PRIu64,
+		       nl->local_rank);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "local_size", " local_size %" PRIu64,
+		       nl->local_size);
+	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "hosts", " hosts %" PRIu64, nl->hosts);
+	kcoll_ctl_bool(ctl, KCOLL_CTL_JSON, "known", NULL, nl->loc_known);
+	if (!nl->loc_known)
+		kcoll_ctl_text(ctl, " (no locality given)");
+	if (nl->loc_known) {
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "nics", " nics %" PRIu64, nl->nics);
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "leaves", " leaves %" PRIu64, nl->leaves);
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "host", " host %" PRIu64, nl->host);
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "nic", " nic %" PRIu64, nl->nic);
+		kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "leaf", " leaf %" PRIu64, nl->leaf);
+	}
+	kcoll_ctl_nl(ctl);
+	if (nl->loc_known && !nl->peers_truncated) {
+		kcoll_ctl_arr_begin(ctl, "host_groups");
+		kcoll_ctl_text(ctl, "    host_groups");
+		for (g = 0; g < nl->hosts; g++)
+			kcoll_ctl_host_group(ctl, nl, g);
+		kcoll_ctl_arr_end(ctl);
+		kcoll_ctl_nl(ctl);
+	}
 	kcoll_ctl_obj_end(ctl);
 }
 
@@ -204,6 +273,7 @@ static void kcoll_ctl_comm_print(struct kcoll_ctl *ctl, const struct kcoll_ctl_c
 			       nl->failed_rank);
 	kcoll_ctl_nl(ctl);
 	if (nl) {
+		kcoll_ctl_comm_loc_print(ctl, nl);
 		if (nl->op.type)
 			kcoll_ctl_op_print(ctl, &nl->op);
 		kcoll_ctl_arr_begin(ctl, "peers");

@@ -57,6 +57,8 @@
 #define KCOLL_FEAT_BUF		(1ULL << 4)
 /* Collectives: COLL (every collective, dtype and op below), WAIT on their requests. */
 #define KCOLL_FEAT_COLL		(1ULL << 5)
+/* COMM_CREATE takes the ranks' locality (kcoll_comm_create.locality). */
+#define KCOLL_FEAT_LOCALITY	(1ULL << 6)
 
 /**
  * struct kcoll_info - argument of KCOLL_IOC_GET_INFO
@@ -113,6 +115,31 @@ struct kcoll_sockaddr {
 };
 
 /**
+ * struct kcoll_rank_locality - where one rank runs, as the bootstrap learnt it
+ * @host:	host identity (a hash of the boot id and network namespace), 0: unknown
+ * @nic:	identity of the NIC (netdev/RDMA device) of the rank's address on its host,
+ *		0: unknown
+ * @leaf, @rack, @pod: admin-given position (hashes of labels), 0: none
+ * @numa_node:	NUMA node of the rank's CPU at bootstrap, -1: unknown
+ * @reserved:	must be 0
+ *
+ * Advice for schedules only, never trusted for anything else: ranks with the same non-zero
+ * @host share a host, with the same non-zero @nic a NIC.  Identical on every rank (the
+ * bootstrap hands everyone the same table), so every rank derives the same groups.
+ */
+struct kcoll_rank_locality {
+	__aligned_u64 host;
+	__aligned_u64 nic;
+	__aligned_u64 leaf;
+	__aligned_u64 rack;
+	__aligned_u64 pod;
+	__s32 numa_node;
+	__u32 reserved;
+};
+
+#define KCOLL_RANK_LOCALITY_SIZE_VER0	48
+
+/**
  * struct kcoll_comm_create - argument of KCOLL_IOC_COMM_CREATE
  * @size:	(input) sizeof(struct kcoll_comm_create)
  * @flags:	(input) must be 0
@@ -136,6 +163,11 @@ struct kcoll_sockaddr {
  *		of this struct sends): an unauthenticated communicator, refused with -EACCES
  *		when the module parameter require_secret is set.  Never shown by the kernel;
  *		the copy written back on success has it zeroed.
+ * @locality:	(input) user pointer to @nranks struct kcoll_rank_locality indexed by rank,
+ *		or 0: locality unknown (every rank its own host)
+ * @locality_size: (input) sizeof(struct kcoll_rank_locality) when @locality is set, else
+ *		0; larger entries (up to KCOLL_PEER_SIZE_MAX) must have a zero tail
+ * @reserved2:	must be 0
  *
  * Blocks until every connection is established (state ready), @timeout_ms passes, or a
  * fatal signal arrives.
@@ -153,7 +185,9 @@ struct kcoll_sockaddr {
  * address never resolved), -EPROTONOSUPPORT (a peer speaks another protocol version),
  * -ECONNREFUSED (a peer rejected: mismatched communicator, rank or device), -EACCES (a
  * peer does not hold the same @secret, or an all-zero @secret with require_secret set),
- * -ETIMEDOUT (a peer never accepted), -EINTR.
+ * -ETIMEDOUT (a peer never accepted), -EINTR.  A @locality table that contradicts itself
+ * (ranks of one NIC on different hosts, ranks of one host in different leaves, racks or
+ * pods, or some ranks with a host identity and others without) is -EINVAL.
  */
 struct kcoll_comm_create {
 	__u32 size;
@@ -168,11 +202,15 @@ struct kcoll_comm_create {
 	__u32 failed_rank;
 	__aligned_u64 reserved[2];
 	__u8 secret[16];	/* KCOLL_SECRET_LEN */
+	__aligned_u64 locality;
+	__u32 locality_size;
+	__u32 reserved2;
 };
 
 #define KCOLL_SECRET_LEN		16
 #define KCOLL_COMM_CREATE_SIZE_VER0	64
 #define KCOLL_COMM_CREATE_SIZE_VER1	80	/* + secret */
+#define KCOLL_COMM_CREATE_SIZE_VER2	96	/* + locality */
 
 /**
  * struct kcoll_comm_arg - argument of KCOLL_IOC_COMM_DESTROY and KCOLL_IOC_COMM_ABORT

@@ -148,9 +148,9 @@ int __wrap_kcoll_nl_comm_list(struct kcoll_nl *nl, struct kcoll_nl_comm **comms,
 {
 	static const struct kcoll_nl_peer peers[] = {
 		{ .rank = 1, .state = 3, .ready = 1, .pending_sends = 2, .pending_recvs = 5,
-		  .idle_ms = 17, .sgid_index = 1, .gid_type = 2 },
+		  .idle_ms = 17, .sgid_index = 1, .gid_type = 2, .host = 0, .nic = 1, .leaf = 0 },
 		{ .rank = 2, .state = 4, .left = 1, .last_err = -110, .idle_ms = 90210,
-		  .sgid_index = -1, .gid_type = -1 },
+		  .sgid_index = -1, .gid_type = -1, .host = 1, .nic = 2, .leaf = 0 },
 	};
 	struct kcoll_nl_comm c[2] = {
 		{ .comm_id = 0x86e20c1d95477967ULL, .rank = 0, .nranks = 3, .owner_pid = 4242,
@@ -159,10 +159,12 @@ int __wrap_kcoll_nl_comm_list(struct kcoll_nl *nl, struct kcoll_nl_comm **comms,
 		  .rx_ops = 29, .peers_up = 1, .peers_truncated = 1,
 		  .op = { .type = 3, .id = 77, .coll = 4, .bytes = 1048576, .step = 3,
 			  .nsteps = 8, .wait_peer = 2 },
-		  .npeers = 2 },
+		  .npeers = 2, .local_rank = 0, .local_size = 2, .hosts = 2, .loc_known = 1,
+		  .nics = 3, .leaves = 1 },
 		{ .comm_id = 0xabcdefULL, .rank = 3, .nranks = 4, .owner_pid = 5151,
 		  .owner_uid = 0, .state = 3, .error = -104, .failed_rank = 1, .netns = 4026531999U,
-		  .op = { .type = 1, .id = 12, .bytes = 64, .wait_peer = UINT32_MAX } },
+		  .op = { .type = 1, .id = 12, .bytes = 64, .wait_peer = UINT32_MAX },
+		  .local_size = 1, .hosts = 4 },
 	};
 	size_t i;
 
