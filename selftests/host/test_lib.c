@@ -298,11 +298,25 @@ static const struct {
 	{ "kcoll_group_end", "KCOLL_0.5" }, { "kcoll_group_start", "KCOLL_0.5" },
 
 	{ "kcoll_comm_split", "KCOLL_0.6" },
+	/* Their structures grew: the 0.3 layout stays at KCOLL_0.3 (lib/nl_compat.c). */
+	{ "kcoll_nl_comm_get", "KCOLL_0.6" }, { "kcoll_nl_comm_list", "KCOLL_0.6" },
+	{ "kcoll_nl_comm_list_free", "KCOLL_0.6" },
 };
 
 #define KCOLL_ABI_N	(sizeof(kcoll_abi) / sizeof(kcoll_abi[0]))
 
-/* Each symbol of the table is there under its node, and in no other. */
+/* Whether the table has @name at @version. */
+static bool kcoll_abi_has(const char *name, const char *version)
+{
+	size_t i;
+
+	for (i = 0; i < KCOLL_ABI_N; i++)
+		if (!strcmp(kcoll_abi[i].name, name) && !strcmp(kcoll_abi[i].version, version))
+			return true;
+	return false;
+}
+
+/* Each symbol of the table is there under its nodes, and in no other. */
 TEST(shared_object_exports)
 {
 	static const char *const nodes[] = { "KCOLL_0.1", "KCOLL_0.2", "KCOLL_0.3", "KCOLL_0.4",
@@ -315,7 +329,7 @@ TEST(shared_object_exports)
 	}
 	for (i = 0; i < KCOLL_ABI_N; i++) {
 		for (j = 0; j < sizeof(nodes) / sizeof(nodes[0]); j++) {
-			bool want = !strcmp(nodes[j], kcoll_abi[i].version);
+			bool want = kcoll_abi_has(kcoll_abi[i].name, nodes[j]);
 
 			EXPECT_EQ(want, dlvsym(so, kcoll_abi[i].name, nodes[j]) != NULL) {
 				TH_LOG("%s@%s: %s", kcoll_abi[i].name, nodes[j],
@@ -348,8 +362,9 @@ TEST(shared_object_symbol_set)
 		if (sscanf(line, "%*s %c %255s", &type, name) != 2 || type == 'A')
 			continue;
 		n++;
-		at = strstr(name, "@@");
-		snprintf(ver, sizeof(ver), "%s", at ? at + 2 : "(none)");
+		/* name@@NODE: the default version; name@NODE: an older one kept (.symver) */
+		at = strchr(name, '@');
+		snprintf(ver, sizeof(ver), "%s", at ? at + 1 + (at[1] == '@') : "(none)");
 		if (at)
 			*at = 0;
 		for (i = 0; i < KCOLL_ABI_N; i++)
@@ -370,6 +385,32 @@ TEST(shared_object_symbol_set)
 		}
 	}
 	EXPECT_EQ(KCOLL_ABI_N, n);
+}
+
+/*
+ * A program built against libkcoll 0.5 binds the communicator listing at KCOLL_0.3: its own
+ * functions (old structure sizes), not the 0.6 ones, checking their arguments the same way.
+ */
+TEST(nl_comm_0_3_kept)
+{
+	int (*list3)(void *, void **, size_t *), (*list6)(void *, void **, size_t *);
+	void (*free3)(void *, size_t);
+	void *so = dlopen(LIBKCOLL_SO_PATH, RTLD_NOW | RTLD_LOCAL), *out = NULL;
+	size_t n = 0;
+
+	ASSERT_NE(NULL, so);
+	list3 = (int (*)(void *, void **, size_t *))dlvsym(so, "kcoll_nl_comm_list", "KCOLL_0.3");
+	list6 = (int (*)(void *, void **, size_t *))dlvsym(so, "kcoll_nl_comm_list", "KCOLL_0.6");
+	free3 = (void (*)(void *, size_t))dlvsym(so, "kcoll_nl_comm_list_free", "KCOLL_0.3");
+	ASSERT_NE(NULL, list3);
+	ASSERT_NE(NULL, list6);
+	ASSERT_NE(NULL, free3);
+	EXPECT_NE((void *)list3, (void *)list6);
+	EXPECT_EQ(-EINVAL, list3(NULL, NULL, &n));
+	EXPECT_EQ(-EINVAL, list3(NULL, &out, &n));
+	EXPECT_EQ(NULL, out);
+	free3(NULL, 0);
+	dlclose(so);
 }
 
 /* The KCOLL_0.4 accessors on NULL: no crash, the documented error values. */
