@@ -115,7 +115,8 @@ struct kcoll_sockaddr {
 /**
  * struct kcoll_comm_create - argument of KCOLL_IOC_COMM_CREATE
  * @size:	(input) sizeof(struct kcoll_comm_create)
- * @flags:	(input) must be 0
+ * @flags:	(input) 0, or one KCOLL_COMM_TRANSPORT_* (RDMA or TCP) that overrides the
+ *		transport setting for this communicator
  * @comm_id:	(input) identifier shared by every rank of the communicator, not 0; the
  *		bootstrap (libkcoll) draws it at random
  * @rank:	(input) this rank, below @nranks
@@ -169,6 +170,11 @@ struct kcoll_comm_create {
 	__aligned_u64 reserved[2];
 	__u8 secret[16];	/* KCOLL_SECRET_LEN */
 };
+
+/* kcoll_comm_create.flags: the transport of this comm (at most one); none: the setting. */
+#define KCOLL_COMM_TRANSPORT_RDMA	(1U << 0)
+#define KCOLL_COMM_TRANSPORT_TCP	(1U << 1)
+#define KCOLL_COMM_TRANSPORT_MASK	(KCOLL_COMM_TRANSPORT_RDMA | KCOLL_COMM_TRANSPORT_TCP)
 
 #define KCOLL_SECRET_LEN		16
 #define KCOLL_COMM_CREATE_SIZE_VER0	64
