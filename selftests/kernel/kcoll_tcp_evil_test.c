@@ -27,7 +27,7 @@ enum when { BEFORE_HELLO, AFTER_READY };
 struct evil_case {
 	const char *name;
 	enum when when;
-	struct kcoll_wire_tcp_frame f;	/* magic filled in unless @bad_magic */
+	struct { uint8_t type; uint32_t len, key; uint64_t off; } f;	/* the header sent */
 	uint32_t send_len;		/* payload bytes actually sent */
 	bool bad_magic;
 	bool bad_mac;			/* BEFORE_HELLO: a hello with a wrong MAC */
@@ -36,7 +36,7 @@ struct evil_case {
 	int error;			/* AFTER_READY: the comm's error expected */
 };
 
-#define FR(t, l, k, o) { .type = (t), .len = htobe32(l), .key = htobe32(k), .off = htobe64(o) }
+#define FR(t, l, k, o) { .type = (t), .len = (l), .key = (k), .off = (o) }
 
 static const struct evil_case cases[] = {
 	{ "frame_before_hello", BEFORE_HELLO, FR(KCOLL_TCP_MSG, 32, 0, 0), 32,
@@ -242,7 +242,10 @@ TEST_F_TIMEOUT(evil, table, 300)
 		const struct evil_case *e = &cases[i];
 		uint64_t id = kt_comm_id("tcp_evil", i);
 		unsigned char secret[KCOLL_SECRET_LEN], buf[64] = {}, pay[64] = {};
-		struct kcoll_wire_tcp_frame f = e->f;
+		struct kcoll_wire_tcp_frame f = {
+			.type = e->f.type, .len = htobe32(e->f.len), .key = htobe32(e->f.key),
+			.off = htobe64(e->f.off),
+		};
 		struct kcoll_wire_hello h;
 		int fd = -1, r[2];
 		pid_t pid;
