@@ -27,6 +27,7 @@ struct kcoll_comm;
  * @idle_ms:		since the peer was last heard from, 0 if never
  * @sgid_index:		source GID index of the connection, -1 if none
  * @gid_type:		its GID type, -1 if none
+ * @transport:		name of the transport that reaches the peer (static string)
  */
 struct kcoll_peer_desc {
 	u32 rank;
@@ -39,6 +40,7 @@ struct kcoll_peer_desc {
 	u32 idle_ms;
 	int sgid_index;
 	int gid_type;
+	const char *transport;
 };
 
 /**

@@ -10,6 +10,7 @@
 #include <linux/compiler.h>
 #include <linux/types.h>
 #include <linux/kcoll.h>
+#include <linux/kcoll_netlink.h>
 
 struct netlink_ext_ack;
 
@@ -28,13 +29,8 @@ struct netlink_ext_ack;
 #define KCOLL_CONFIG_MEDIUM_BYTES	(8192U * 1024)
 #define KCOLL_CONFIG_TREE_RANKS		384
 
-/* transport: which transport communicators of several hosts use */
-enum kcoll_config_transport {
-	KCOLL_CONFIG_TRANSPORT_AUTO,	/* RDMA where the rank's address has a device, else TCP */
-	KCOLL_CONFIG_TRANSPORT_RDMA,
-	KCOLL_CONFIG_TRANSPORT_TCP,
-	KCOLL_CONFIG_TRANSPORT_COUNT,
-};
+/* transport: KCOLL_CONFIG_TRANSPORT_* (uAPI kcoll_netlink.h), below this */
+#define KCOLL_CONFIG_TRANSPORT_COUNT	3
 
 /**
  * struct kcoll_config - the module's run-time configuration (a snapshot of it)
@@ -47,7 +43,7 @@ enum kcoll_config_transport {
  * @medium_bytes:	up to this size, medium algorithms (@small_bytes <= @medium_bytes)
  * @tree_ranks:		from this many ranks on, trees for medium messages
  * @algo:		per enum kcoll_collective: forced enum kcoll_algorithm, 0 = auto
- * @transport:		enum kcoll_config_transport
+ * @transport:		KCOLL_CONFIG_TRANSPORT_AUTO, _RDMA or _TCP
  *
  * The store (kcoll_cfg) is written only by kcoll_config.c, under its mutex, after
  * kcoll_config_check(); the module parameters listen_port, connect_timeout_ms,

@@ -410,7 +410,8 @@ static void kcoll_tcp_teardown(struct kcoll_conn *conn)
 	struct kcoll_comm *comm = conn->comm;
 	struct socket *sock;
 
-	if (!tc)
+	/* Our own rank's tp_priv is the listener (kcoll_tcp_listen_get()), not an end. */
+	if (!tc || conn->peer == comm->rank)
 		return;
 	spin_lock_bh(&comm->lock);
 	kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);	/* nothing more is posted */
