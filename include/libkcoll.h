@@ -182,6 +182,12 @@ struct kcoll_comm_opts {
 	 */
 	const char *addr;
 	const char *ifname;
+	/*
+	 * Transport of this communicator: "auto", "rdma" or "tcp".  NULL: $KCOLL_TRANSPORT,
+	 * else the module's transport setting (auto: RDMA where the rank's address has an RDMA
+	 * device, else kernel TCP).
+	 */
+	const char *transport;
 	size_t :0;
 };
 
@@ -503,6 +509,7 @@ struct kcoll_nl_peer {
 	uint32_t idle_ms;
 	int32_t sgid_index;	/* source GID index of the connection, -1: not known */
 	int gid_type;		/* enum kcoll_gid_type of that entry, -1: not known */
+	char transport[8];	/* "rdma", "tcp" or "loop"; empty: not known (older module) */
 };
 
 struct kcoll_nl_op {

@@ -69,6 +69,9 @@ static int kcoll_nl_parse_peer(const struct nlattr *nest, struct kcoll_nl_comm *
 		case KCOLL_A_PEER_GID_TYPE:
 			p->gid_type = mnl_attr_get_u8(a);
 			break;
+		case KCOLL_A_PEER_TRANSPORT:
+			snprintf(p->transport, sizeof(p->transport), "%s", mnl_attr_get_str(a));
+			break;
 		}
 	}
 	return 0;
