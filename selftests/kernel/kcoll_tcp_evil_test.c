@@ -241,7 +241,7 @@ TEST_F_TIMEOUT(evil, table, 300)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct evil_case *e = &cases[i];
 		uint64_t id = kt_comm_id("tcp_evil", i);
-		unsigned char secret[KCOLL_SECRET_LEN], buf[64] = {}, pay[64] = {};
+		unsigned char secret[KCOLL_SECRET_LEN], buf[64] = {}, pay[96] = {};
 		struct kcoll_wire_tcp_frame f = {
 			.type = e->f.type, .len = htobe32(e->f.len), .key = htobe32(e->f.key),
 			.off = htobe64(e->f.off),
@@ -269,9 +269,13 @@ TEST_F_TIMEOUT(evil, table, 300)
 			hello(&h, id, secret);
 			if (e->bad_mac)
 				h.mac ^= 1;
-			memcpy(pay, &h, sizeof(h));
-			ASSERT_EQ(0, send_all(fd, &f, sizeof(f)));
-			ASSERT_EQ(0, send_all(fd, pay, e->send_len));
+			memcpy(pay, &f, sizeof(f));
+			memcpy(pay + sizeof(f), &h, sizeof(h));
+			/*
+			 * One send: the listener may refuse on the header alone and close, so
+			 * what follows need not be taken; its REJECT is read all the same.
+			 */
+			send_all(fd, pay, sizeof(f) + e->send_len);
 			/* Not yet created (NOT_YET) is the only other answer: ask again. */
 			for (k = 0; k < 50; k++) {
 				ASSERT_EQ(0, recv_all(fd, &a, sizeof(a), 5000)) TH_LOG("%s", e->name);
@@ -282,8 +286,7 @@ TEST_F_TIMEOUT(evil, table, 300)
 				usleep(100000);
 				fd = dial();
 				ASSERT_LE(0, fd);
-				ASSERT_EQ(0, send_all(fd, &f, sizeof(f)));
-				ASSERT_EQ(0, send_all(fd, pay, e->send_len));
+				send_all(fd, pay, sizeof(f) + e->send_len);
 			}
 			EXPECT_EQ(KCOLL_TCP_REJECT, a.type) TH_LOG("%s", e->name);
 			EXPECT_EQ(e->reason, buf[5]) TH_LOG("%s: reason %u", e->name, buf[5]);
@@ -309,9 +312,8 @@ TEST_F_TIMEOUT(evil, table, 300)
 				close(fd);
 				fd = -1;
 			} else {
-				ASSERT_EQ(0, send_all(fd, &f, sizeof(f)));
-				if (e->send_len)
-					send_all(fd, pay, e->send_len);
+				memcpy(pay, &f, sizeof(f));
+				send_all(fd, pay, sizeof(f) + e->send_len);
 			}
 			ASSERT_EQ(sizeof(r), read(self->pipe[0], r, sizeof(r)));
 			EXPECT_EQ(0, r[0]) TH_LOG("%s: create %d", e->name, r[0]);
