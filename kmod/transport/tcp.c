@@ -443,6 +443,9 @@ static void kcoll_tcp_lost(struct kcoll_tcp_conn *tc, int err)
 	bool up = kcoll_tcp_drop(tc);
 
 	if (err) {
+		/* Counted as the layers above count theirs (sysfs proto_errors). */
+		if (err == -EPROTO)
+			atomic64_inc(&comm->proto_errors);
 		pr_err_ratelimited("comm %llx: rank %u: rank %u broke the TCP framing or wrote outside its memory\n",
 				   comm->comm_id, comm->rank, conn->peer);
 		kcoll_transport_fail(conn, err);
