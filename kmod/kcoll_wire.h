@@ -316,7 +316,7 @@ struct kcoll_wire_tcp_frame {
 };
 
 #define KCOLL_WIRE_TCP_FRAME_SIZE	24
-#define KCOLL_WIRE_TCP_DATA_MAX		(1U << 20)
+#define KCOLL_WIRE_TCP_DATA_MAX		(1024U * 1024)
 #define KCOLL_WIRE_TCP_PORT		18601	/* default TCP port of the listener */
 
 static_assert(sizeof(struct kcoll_wire_tcp_frame) == KCOLL_WIRE_TCP_FRAME_SIZE,

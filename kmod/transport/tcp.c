@@ -587,7 +587,7 @@ bool kcoll_tcp_tx_stalled(struct kcoll_conn *conn, unsigned long timeout)
 
 /* write: one DATA frame of at most KCOLL_WIRE_TCP_DATA_MAX bytes, in order with messages. */
 int kcoll_tcp_write(struct kcoll_conn *conn, struct kcoll_region *r, u64 off, u64 len,
-			   const struct kcoll_wire_seg *seg, u64 seg_off, u64 *bytes)
+		    const struct kcoll_wire_seg *seg, u64 seg_off, u64 *bytes)
 {
 	struct kcoll_tcp_item *it;
 	u64 dst;
