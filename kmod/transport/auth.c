@@ -62,6 +62,27 @@ bool kcoll_auth_accept_ok(struct kcoll_conn *conn, const struct kcoll_wire_accep
 	return !crypto_memneq(&want, &acc->mac, sizeof(want));
 }
 
+/* The accept of hello @h: the listener proves it holds @comm's secret too. */
+void kcoll_auth_accept_msg(const struct kcoll_comm *comm, const struct kcoll_wire_hello *h,
+			   struct kcoll_wire_accept *acc)
+{
+	*acc = (struct kcoll_wire_accept) {
+		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
+		.version = kcoll_proto_version,
+		.mac = cpu_to_be64(kcoll_wire_mac(comm, h, KCOLL_WIRE_TAG_ACCEPT)),
+	};
+}
+
+/* A refusal for @reason (enum kcoll_wire_reject_reason), with our version. */
+void kcoll_auth_reject_msg(u8 reason, struct kcoll_wire_reject *rej)
+{
+	*rej = (struct kcoll_wire_reject) {
+		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
+		.version = kcoll_proto_version,
+		.reason = reason,
+	};
+}
+
 /**
  * kcoll_auth_hello_ok - the checks of a hello before its communicator is looked up
  * @h:		@len bytes from the peer, or NULL

@@ -257,11 +257,9 @@ void kcoll_listeners_exit(void)
 
 static void kcoll_listen_reject(struct rdma_cm_id *id, u8 reason)
 {
-	struct kcoll_wire_reject rej = {
-		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
-		.version = kcoll_proto_version,
-		.reason = reason,
-	};
+	struct kcoll_wire_reject rej;
+
+	kcoll_auth_reject_msg(reason, &rej);
 
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
 }

@@ -248,14 +248,11 @@ int kcoll_tcp_accept(struct kcoll_comm *comm, struct socket *sock,
 		     const struct kcoll_wire_hello *h)
 {
 	u32 src = be32_to_cpu(h->src_rank), nranks = be32_to_cpu(h->nranks);
-	struct kcoll_wire_accept acc = {
-		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
-		.version = kcoll_proto_version,
-		.mac = cpu_to_be64(kcoll_wire_mac(comm, h, KCOLL_WIRE_TAG_ACCEPT)),
-	};
+	struct kcoll_wire_accept acc;
 	struct kcoll_conn *conn;
 	bool idle;
 
+	kcoll_auth_accept_msg(comm, h, &acc);
 	if (nranks != comm->nranks || src >= nranks || src <= comm->rank ||
 	    comm->conns[src].tp != &kcoll_tcp_transport)
 		return KCOLL_REJ_MISMATCH;

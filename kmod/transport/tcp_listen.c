@@ -102,11 +102,9 @@ static void kcoll_tcp_pending_free(struct kcoll_tcp_pending *p)
 
 static void kcoll_tcp_reject(struct socket *sock, u8 reason)
 {
-	struct kcoll_wire_reject rej = {
-		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
-		.version = kcoll_proto_version,
-		.reason = reason,
-	};
+	struct kcoll_wire_reject rej;
+
+	kcoll_auth_reject_msg(reason, &rej);
 
 	kcoll_tcp_send_frame(sock, KCOLL_TCP_REJECT, &rej, sizeof(rej));
 }
