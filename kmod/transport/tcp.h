@@ -20,8 +20,13 @@ struct kcoll_req;
 struct kcoll_wire_hello;
 struct kcoll_wire_seg;
 
-/* Connect, hello and its answer each wait at most this long (a work item waits). */
+/* The hello and its answer each wait at most this long (a work item waits). */
 #define KCOLL_TCP_DIAL_MS	2000
+/*
+ * A connect waits at most this long: longer than ARP's 3 s, so an address no host answers
+ * for fails with its EHOSTUNREACH rather than our timeout.
+ */
+#define KCOLL_TCP_CONNECT_MS	5000
 /* Retry a refused or unanswered connect this often until the comm's deadline. */
 #define KCOLL_TCP_RETRY_MS	200
 

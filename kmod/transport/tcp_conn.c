@@ -301,7 +301,7 @@ static struct socket *kcoll_tcp_dial(struct kcoll_conn *conn, bool *retry)
 	ret = sock_create_kern(comm->net, own.ss_family, SOCK_STREAM, IPPROTO_TCP, &sock);
 	if (ret)
 		return ERR_PTR(ret);
-	sock->sk->sk_sndtimeo = msecs_to_jiffies(KCOLL_TCP_DIAL_MS);
+	sock->sk->sk_sndtimeo = msecs_to_jiffies(KCOLL_TCP_CONNECT_MS);
 	sock->sk->sk_rcvtimeo = msecs_to_jiffies(KCOLL_TCP_DIAL_MS);
 	kcoll_tcp_tune(sock);
 	/* From our own table address: the listener checks the source is the rank's. */
@@ -316,6 +316,7 @@ static struct socket *kcoll_tcp_dial(struct kcoll_conn *conn, bool *retry)
 		ret = ret == -ENETUNREACH || ret == -EHOSTUNREACH ? -EHOSTUNREACH : -ETIMEDOUT;
 		goto out;
 	}
+	sock->sk->sk_sndtimeo = msecs_to_jiffies(KCOLL_TCP_DIAL_MS);
 	kcoll_conn_hello(conn, &h);
 	ret = kcoll_tcp_send_frame(sock, KCOLL_TCP_HELLO, &h, sizeof(h));
 	if (!ret)

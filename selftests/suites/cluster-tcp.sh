@@ -9,7 +9,7 @@ export RIG_RDMA=none
 rig_suite_up
 k=build/selftests/kernel
 echo "transport: $(cat /sys/module/kcoll/parameters/transport)" >"$RIG_DIR/transport.txt"
-for t in kcoll_p2p_test kcoll_buf_test kcoll_coll_test kcoll_engine_test; do
+for t in kcoll_comm_test kcoll_p2p_test kcoll_buf_test kcoll_coll_test kcoll_engine_test; do
 	echo "node$RIG_NODE: $t"
 	"$k/$t" >"$tap/$t.tap" 2>&1
 	rig_barrier "$t-done" 600
