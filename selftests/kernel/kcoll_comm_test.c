@@ -56,7 +56,9 @@ TEST_F(dev, bad_tables_are_einval)
 	EXPECT_CREATE(-EINVAL, rank, 2);
 	EXPECT_CREATE(-EINVAL, rank, 0xffffffffu);
 	EXPECT_CREATE(-EINVAL, comm_id, 0);
-	EXPECT_CREATE(-EINVAL, flags, 1);
+	EXPECT_CREATE(-EINVAL, flags, 1U << 31);	/* no such flag */
+	/* Both transports at once. */
+	EXPECT_CREATE(-EINVAL, flags, KCOLL_COMM_TRANSPORT_RDMA | KCOLL_COMM_TRANSPORT_TCP);
 	EXPECT_CREATE(-EINVAL, reserved[1], 1);
 	EXPECT_CREATE(-EINVAL, peer_size, sizeof(struct kcoll_sockaddr) - 1);
 	EXPECT_CREATE(-EFAULT, peers, 16);
