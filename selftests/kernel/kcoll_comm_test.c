@@ -225,7 +225,7 @@ TEST_F_TIMEOUT(dev, gid_selection, 300)
 		return;
 	/* Same environment on every node: both ranks skip alike. */
 	if (getenv("RIG_RDMA") && strcmp(getenv("RIG_RDMA"), "rxe"))
-		SKIP(return, "iWARP has no GID to select");
+		SKIP(return, "no RoCE device (iWARP or none): no GID to select");
 	snprintf(cond, sizeof(cond), "$3 == \"::ffff:169.254.77.%u\"", me + 1);
 	v4 = gid_find(cond);
 	ll = gid_find("$3 ~ /^fe80:/");
