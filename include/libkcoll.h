@@ -182,6 +182,12 @@ struct kcoll_comm_opts {
 	 */
 	const char *addr;
 	const char *ifname;
+	/*
+	 * Transport of this communicator: "auto", "rdma" or "tcp".  NULL: $KCOLL_TRANSPORT,
+	 * else the module's transport setting (auto: RDMA where the rank's address has an RDMA
+	 * device, else kernel TCP).
+	 */
+	const char *transport;
 	size_t :0;
 };
 
@@ -537,6 +543,7 @@ struct kcoll_nl_peer {
 	int gid_type;		/* enum kcoll_gid_type of that entry, -1: not known */
 	/* its host, NIC and leaf group (see struct kcoll_nl_comm), UINT32_MAX: not known */
 	uint32_t host, nic, leaf;
+	char transport[8];	/* "rdma", "tcp" or "loop"; empty: not known (older module) */
 };
 
 struct kcoll_nl_op {

@@ -493,8 +493,9 @@ void kcoll_comm_hw_unhold(struct kcoll_comm *comm)
 
 static int kcoll_comm_check_arg(const struct kcoll_comm_create *arg)
 {
-	if (arg->flags || arg->reserved[0] || arg->reserved[1] || arg->failed_rank ||
-	    arg->handle)
+	if (arg->flags & ~KCOLL_COMM_TRANSPORT_MASK ||
+	    hweight32(arg->flags & KCOLL_COMM_TRANSPORT_MASK) > 1 ||
+	    arg->reserved[0] || arg->reserved[1] || arg->failed_rank || arg->handle)
 		return -EINVAL;
 	if (!arg->comm_id || !arg->nranks || arg->nranks > KCOLL_MAX_RANKS ||
 	    arg->rank >= arg->nranks || arg->peer_size < sizeof(struct kcoll_sockaddr))
@@ -610,6 +611,42 @@ static int kcoll_comm_connect_error(struct kcoll_comm *comm, u32 *failed_rank)
 	return err;
 }
 
+static void kcoll_comm_set_tp(struct kcoll_comm *comm, const struct kcoll_transport *tp)
+{
+	u32 i;
+
+	for (i = 0; i < comm->nranks; i++)
+		comm->conns[i].tp = tp;
+}
+
+/*
+ * Choose the transport of a comm of several ranks and attach it.  Every rank on this node's
+ * loopback: no device reaches them, the loop does.  Otherwise the comm's flags, else the
+ * transport setting; auto is RDMA when the rank's address has an RDMA device, else TCP.
+ * Per comm: the memory operations are per comm (kcoll_comm_mem_tp()).
+ */
+static int kcoll_comm_attach(struct kcoll_comm *comm, u32 flags)
+{
+	u8 want = READ_ONCE(kcoll_transport_cfg);
+	int ret;
+
+	if (flags & KCOLL_COMM_TRANSPORT_RDMA)
+		want = KCOLL_CONFIG_TRANSPORT_RDMA;
+	else if (flags & KCOLL_COMM_TRANSPORT_TCP)
+		want = KCOLL_CONFIG_TRANSPORT_TCP;
+	if (kcoll_loop_wants(comm))
+		kcoll_comm_set_tp(comm, &kcoll_loop_transport);
+	else if (want == KCOLL_CONFIG_TRANSPORT_TCP)
+		kcoll_comm_set_tp(comm, &kcoll_tcp_transport);
+	ret = kcoll_comm_mem_tp(comm)->attach(comm);
+	if (ret == -EADDRNOTAVAIL && kcoll_comm_mem_tp(comm) == &kcoll_rdma_transport &&
+	    want == KCOLL_CONFIG_TRANSPORT_AUTO) {
+		kcoll_comm_set_tp(comm, &kcoll_tcp_transport);
+		ret = kcoll_tcp_transport.attach(comm);
+	}
+	return ret;
+}
+
 long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 {
 	struct kcoll_comm_create arg;
@@ -644,12 +681,7 @@ long kcoll_ioctl_comm_create(struct kcoll_ctx *ctx, void __user *uarg)
 
 	/* One rank needs no peer: its comm works without any transport resource. */
 	if (comm->nranks > 1) {
-		/* Every rank on this node's loopback: no device reaches them, the loop does. */
-		if (kcoll_loop_wants(comm)) {
-			for (i = 0; i < comm->nranks; i++)
-				comm->conns[i].tp = &kcoll_loop_transport;
-		}
-		ret = kcoll_comm_mem_tp(comm)->attach(comm);
+		ret = kcoll_comm_attach(comm, arg.flags);
 		if (ret)
 			goto out_put;
 	}

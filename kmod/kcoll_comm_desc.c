@@ -40,6 +40,7 @@ static void kcoll_comm_desc_peer(struct kcoll_peer_desc *p, struct kcoll_conn *c
 	p->idle_ms = conn->last_ok ? jiffies_to_msecs(jiffies - conn->last_ok) : 0;
 	p->sgid_index = conn->sgid_index;
 	p->gid_type = conn->gid_type;
+	p->transport = conn->tp->name;
 	/* Locality: constant since creation; U32_MAX when the comm was given none. */
 	p->host = U32_MAX;
 	p->nic = U32_MAX;
@@ -203,6 +204,16 @@ KCOLL_COMM_ATTR_U64(hosts, d.nhosts);
 
 static struct kobj_attribute kcoll_comm_attr_state = __ATTR_RO(state);
 
+/* The transport of the comm's peers (chosen per comm: kcoll_comm_attach()); none for one rank. */
+static ssize_t transport_show(struct kobject *kobj, struct kobj_attribute *attr, char *buf)
+{
+	struct kcoll_comm *comm = container_of(kobj, struct kcoll_comm, kobj);
+
+	return sysfs_emit(buf, "%s\n", comm->nranks > 1 ? kcoll_comm_mem_tp(comm)->name : "none");
+}
+
+static struct kobj_attribute kcoll_comm_attr_transport = __ATTR_RO(transport);
+
 static struct attribute *kcoll_comm_attrs[] = {
 	&kcoll_comm_attr_state.attr,
 	&kcoll_comm_attr_error.attr,
@@ -220,6 +231,7 @@ static struct attribute *kcoll_comm_attrs[] = {
 	&kcoll_comm_attr_local_rank.attr,
 	&kcoll_comm_attr_local_size.attr,
 	&kcoll_comm_attr_hosts.attr,
+	&kcoll_comm_attr_transport.attr,
 	NULL,
 };
 

@@ -28,6 +28,7 @@ struct kcoll_comm;
  * @sgid_index:		source GID index of the connection, -1 if none
  * @gid_type:		its GID type, -1 if none
  * @host, @nic, @leaf:	its host, NIC and leaf group (comm->loc), U32_MAX if not known
+ * @transport:		name of the transport that reaches the peer (static string)
  */
 struct kcoll_peer_desc {
 	u32 rank;
@@ -43,6 +44,7 @@ struct kcoll_peer_desc {
 	u32 host;
 	u32 nic;
 	u32 leaf;
+	const char *transport;
 };
 
 /**

@@ -91,6 +91,10 @@ int kcoll_config_check(const struct kcoll_config *c, struct netlink_ext_ack *ext
 		NL_SET_ERR_MSG(extack, "tree-ranks must be 2 to 4096");
 		return -EINVAL;
 	}
+	if (c->transport >= KCOLL_CONFIG_TRANSPORT_COUNT) {
+		NL_SET_ERR_MSG(extack, "transport must be auto, rdma or tcp");
+		return -EINVAL;
+	}
 	for (i = 0; i < ARRAY_SIZE(c->algo); i++) {
 		if (c->algo[i] >= KCOLL_NUM_ALGORITHMS) {
 			NL_SET_ERR_MSG(extack, "unknown algorithm");
@@ -119,6 +123,7 @@ static int kcoll_config_store(const struct kcoll_config *c, struct netlink_ext_a
 	WRITE_ONCE(kcoll_cfg.medium_bytes, c->medium_bytes);
 	WRITE_ONCE(kcoll_cfg.tree_ranks, c->tree_ranks);
 	memcpy(kcoll_cfg.algo, c->algo, sizeof(kcoll_cfg.algo));
+	WRITE_ONCE(kcoll_cfg.transport, c->transport);
 	return ret;
 }
 
@@ -151,6 +156,13 @@ enum kcoll_config_param {
 	KCOLL_CONFIG_P_CONNECT_TIMEOUT_MS,
 	KCOLL_CONFIG_P_OP_TIMEOUT_MS,
 	KCOLL_CONFIG_P_TOS,
+	KCOLL_CONFIG_P_TRANSPORT,
+};
+
+const char *const kcoll_config_transport_names[KCOLL_CONFIG_TRANSPORT_COUNT] = {
+	[KCOLL_CONFIG_TRANSPORT_AUTO] = "auto",
+	[KCOLL_CONFIG_TRANSPORT_RDMA] = "rdma",
+	[KCOLL_CONFIG_TRANSPORT_TCP] = "tcp",
 };
 
 /*
@@ -166,9 +178,15 @@ static int kcoll_config_param_set(const char *val, const struct kernel_param *kp
 	int ret;
 	s64 v;
 
-	ret = kstrtos64(val, 0, &v);
-	if (ret)
-		return ret;
+	if ((uintptr_t)kp->arg == KCOLL_CONFIG_P_TRANSPORT) {
+		/* A name; anything else is refused by the store's check below. */
+		ret = sysfs_match_string(kcoll_config_transport_names, val);
+		v = ret < 0 ? KCOLL_CONFIG_TRANSPORT_COUNT : ret;
+	} else {
+		ret = kstrtos64(val, 0, &v);
+		if (ret)
+			return ret;
+	}
 	mutex_lock(&kcoll_config_mutex);
 	c = kcoll_cfg;
 	switch ((uintptr_t)kp->arg) {
@@ -183,6 +201,9 @@ static int kcoll_config_param_set(const char *val, const struct kernel_param *kp
 		break;
 	case KCOLL_CONFIG_P_TOS:
 		c.tos = clamp_t(s64, v, -1, 255);
+		break;
+	case KCOLL_CONFIG_P_TRANSPORT:
+		c.transport = v;
 		break;
 	}
 	ret = kcoll_config_store(&c, &extack);
@@ -205,6 +226,9 @@ static int kcoll_config_param_get(char *buf, const struct kernel_param *kp)
 		return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(kcoll_cfg.op_timeout_ms));
 	case KCOLL_CONFIG_P_TOS:
 		return scnprintf(buf, PAGE_SIZE, "%d\n", READ_ONCE(kcoll_cfg.tos));
+	case KCOLL_CONFIG_P_TRANSPORT:
+		return scnprintf(buf, PAGE_SIZE, "%s\n",
+				 kcoll_config_transport_names[READ_ONCE(kcoll_cfg.transport)]);
 	}
 	return -EINVAL;
 }
@@ -229,3 +253,6 @@ MODULE_PARM_DESC(connect_timeout_ms,
 KCOLL_CONFIG_PARAM(op_timeout_ms, OP_TIMEOUT_MS, 0644);
 MODULE_PARM_DESC(op_timeout_ms,
 		 "A peer silent this long while operations wait on it fails the communicator with ETIMEDOUT, 100-3600000 (default 10000)");
+KCOLL_CONFIG_PARAM(transport, TRANSPORT, 0644);
+MODULE_PARM_DESC(transport,
+		 "Transport of new communicators across hosts: auto (RDMA where the rank's address has an RDMA device, else TCP), rdma or tcp");

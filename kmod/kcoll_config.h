@@ -10,6 +10,7 @@
 #include <linux/compiler.h>
 #include <linux/types.h>
 #include <linux/kcoll.h>
+#include <linux/kcoll_netlink.h>
 
 struct netlink_ext_ack;
 
@@ -28,6 +29,9 @@ struct netlink_ext_ack;
 #define KCOLL_CONFIG_MEDIUM_BYTES	(8192U * 1024)
 #define KCOLL_CONFIG_TREE_RANKS		384
 
+/* transport: KCOLL_CONFIG_TRANSPORT_* (uAPI kcoll_netlink.h), below this */
+#define KCOLL_CONFIG_TRANSPORT_COUNT	3
+
 /**
  * struct kcoll_config - the module's run-time configuration (a snapshot of it)
  * @listen_port:	rdma_cm port for peer table entries with port 0
@@ -39,6 +43,7 @@ struct netlink_ext_ack;
  * @medium_bytes:	up to this size, medium algorithms (@small_bytes <= @medium_bytes)
  * @tree_ranks:		from this many ranks on, trees for medium messages
  * @algo:		per enum kcoll_collective: forced enum kcoll_algorithm, 0 = auto
+ * @transport:		KCOLL_CONFIG_TRANSPORT_AUTO, _RDMA or _TCP
  *
  * The store (kcoll_cfg) is written only by kcoll_config.c, under its mutex, after
  * kcoll_config_check(); the module parameters listen_port, connect_timeout_ms,
@@ -55,6 +60,7 @@ struct kcoll_config {
 	u32 medium_bytes;
 	u32 tree_ranks;
 	u8 algo[KCOLL_NUM_COLLECTIVES];
+	u8 transport;
 };
 
 extern struct kcoll_config kcoll_cfg;
@@ -67,6 +73,9 @@ extern struct kcoll_config kcoll_cfg;
 #define kcoll_connect_timeout_ms	(kcoll_cfg.connect_timeout_ms)
 #define kcoll_op_timeout_ms		(kcoll_cfg.op_timeout_ms)
 #define kcoll_tos			(kcoll_cfg.tos)
+#define kcoll_transport_cfg		(kcoll_cfg.transport)
+
+extern const char *const kcoll_config_transport_names[KCOLL_CONFIG_TRANSPORT_COUNT];
 
 void kcoll_config_get(struct kcoll_config *out);
 int kcoll_config_check(const struct kcoll_config *c, struct netlink_ext_ack *extack);

@@ -154,6 +154,7 @@ static void __exit kcoll_exit(void)
 	kcoll_ib_exit();
 	kcoll_comm_exit();
 	kcoll_listeners_exit();	/* unused by now: no communicator is left */
+	kcoll_tcp_listen_exit();
 	kcoll_nl_exit();
 	kcoll_engine_exit();
 	kcoll_sysfs_exit();

@@ -79,6 +79,7 @@ static int kcoll_nl_put_peer(struct sk_buff *skb, const struct kcoll_peer_desc *
 	    nla_put_u32(skb, KCOLL_A_PEER_IDLE_MS, p->idle_ms) ||
 	    (p->sgid_index >= 0 && nla_put_u32(skb, KCOLL_A_PEER_SGID_INDEX, p->sgid_index)) ||
 	    (p->gid_type >= 0 && nla_put_u8(skb, KCOLL_A_PEER_GID_TYPE, p->gid_type)) ||
+	    nla_put_string(skb, KCOLL_A_PEER_TRANSPORT, p->transport) ||
 	    (p->host != U32_MAX && (nla_put_u32(skb, KCOLL_A_PEER_HOST, p->host) ||
 				    nla_put_u32(skb, KCOLL_A_PEER_NIC, p->nic) ||
 				    nla_put_u32(skb, KCOLL_A_PEER_LEAF, p->leaf)))) {

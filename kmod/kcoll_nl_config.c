@@ -27,6 +27,8 @@ static const struct kcoll_nl_bound kcoll_nl_config_bounds[KCOLL_A_CONFIG_MAX + 1
 						"small-bytes must be at most 1073741824" },
 	[KCOLL_A_CONFIG_MEDIUM_BYTES]	    = { 0, 1 << 30, false,
 						"medium-bytes must be at most 1073741824" },
+	[KCOLL_A_CONFIG_TRANSPORT]	    = { 0, KCOLL_CONFIG_TRANSPORT_COUNT - 1, false,
+						"transport must be 0 (auto), 1 (rdma) or 2 (tcp)" },
 	[KCOLL_A_CONFIG_TREE_RANKS]	    = { 2, KCOLL_MAX_RANKS, false,
 						"tree-ranks must be 2 to 4096" },
 };
@@ -50,7 +52,8 @@ static int kcoll_nl_config_fill(struct sk_buff *skb, const struct kcoll_config *
 	    nla_put_u32(skb, KCOLL_A_CONFIG_CHUNK_BYTES, c->chunk_bytes) ||
 	    nla_put_u32(skb, KCOLL_A_CONFIG_SMALL_BYTES, c->small_bytes) ||
 	    nla_put_u32(skb, KCOLL_A_CONFIG_MEDIUM_BYTES, c->medium_bytes) ||
-	    nla_put_u32(skb, KCOLL_A_CONFIG_TREE_RANKS, c->tree_ranks))
+	    nla_put_u32(skb, KCOLL_A_CONFIG_TREE_RANKS, c->tree_ranks) ||
+	    nla_put_u8(skb, KCOLL_A_CONFIG_TRANSPORT, c->transport))
 		return -EMSGSIZE;
 	for (i = 0; i < ARRAY_SIZE(c->algo); i++) {
 		nest = nla_nest_start(skb, KCOLL_A_CONFIG_ALGO);
@@ -138,6 +141,8 @@ int kcoll_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 		c.medium_bytes = nla_get_u32(tb[KCOLL_A_CONFIG_MEDIUM_BYTES]);
 	if (tb[KCOLL_A_CONFIG_TREE_RANKS])
 		c.tree_ranks = nla_get_u32(tb[KCOLL_A_CONFIG_TREE_RANKS]);
+	if (tb[KCOLL_A_CONFIG_TRANSPORT])
+		c.transport = nla_get_u8(tb[KCOLL_A_CONFIG_TRANSPORT]);
 	/* Every algo attribute, not only the last one the parser kept. */
 	nlmsg_for_each_attr(nla, info->nlhdr, GENL_HDRLEN, rem) {
 		if (nla_type(nla) != KCOLL_A_CONFIG_ALGO)

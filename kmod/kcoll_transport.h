@@ -148,6 +148,10 @@ struct kcoll_transport {
 /* transport/rdma.c */
 extern const struct kcoll_transport kcoll_rdma_transport;
 
+/* transport/tcp*.c */
+extern const struct kcoll_transport kcoll_tcp_transport;
+void kcoll_tcp_listen_exit(void);
+
 /* transport/loop.c */
 extern const struct kcoll_transport kcoll_loop_transport;
 bool kcoll_loop_wants(const struct kcoll_comm *comm);

@@ -289,4 +289,37 @@ KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_signal) == KCOLL_WIRE_FIXED_SIZE);
 KCOLL_WIRE_ASSERT(KCOLL_WIRE_MAX_SEGS == 254 && KCOLL_WIRE_EAGER_MAX == 4064);
 #undef KCOLL_WIRE_ASSERT
 
+/*
+ * TCP transport framing (Documentation/wire.rst, "TCP"): the stream is a sequence of
+ * frames, each struct kcoll_wire_tcp_frame then @len payload bytes.  The connecting rank's
+ * first frame is HELLO (payload struct kcoll_wire_hello), answered by ACCEPT (struct
+ * kcoll_wire_accept) or REJECT (struct kcoll_wire_reject); then either side sends MSG
+ * (one control message, at most KCOLL_WIRE_MSG_SIZE bytes) and DATA (@len bytes for the
+ * receiver's region @key at byte @off, 1 to KCOLL_WIRE_TCP_DATA_MAX bytes).  Fields a type
+ * does not use are 0.
+ */
+enum kcoll_wire_tcp_type {
+	KCOLL_TCP_HELLO = 1,
+	KCOLL_TCP_ACCEPT = 2,
+	KCOLL_TCP_REJECT = 3,
+	KCOLL_TCP_MSG = 4,
+	KCOLL_TCP_DATA = 5,
+};
+
+struct kcoll_wire_tcp_frame {
+	__be32 magic;		/* KCOLL_WIRE_MAGIC */
+	__u8 type;		/* enum kcoll_wire_tcp_type */
+	__u8 reserved[3];
+	__be32 len;		/* payload bytes after this header */
+	__be32 key;		/* DATA: the receiver's region */
+	__be64 off;		/* DATA: byte offset in it */
+};
+
+#define KCOLL_WIRE_TCP_FRAME_SIZE	24
+#define KCOLL_WIRE_TCP_DATA_MAX		(1024U * 1024)
+#define KCOLL_WIRE_TCP_PORT		18601	/* default TCP port of the listener */
+
+static_assert(sizeof(struct kcoll_wire_tcp_frame) == KCOLL_WIRE_TCP_FRAME_SIZE,
+	      "TCP frame header size");
+
 #endif /* _KCOLL_WIRE_H */

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "bootstrap.h"
 #include "libkcoll_internal.h"
 
 #define KCOLL_REQ_IDLE		0
@@ -35,6 +36,27 @@ int kcoll_connect_timeout_ms(unsigned long v, uint32_t *out)
 			return err;
 	}
 	*out = (uint32_t)v;
+	return 0;
+}
+
+/* The transport of the comm, as KCOLL_IOC_COMM_CREATE flags: option, else environment. */
+static int kcoll_transport_flags(const struct kcoll_comm_opts *opts, uint32_t *out)
+{
+	const char *v = OPTS_GET(opts, transport, NULL);
+	const char *what = "kcoll_comm_opts.transport";
+
+	if (!v) {
+		v = kcoll_getenv("KCOLL_TRANSPORT");
+		what = "KCOLL_TRANSPORT";
+	}
+	if (!v || !strcmp(v, "auto"))
+		*out = 0;	/* the module's transport setting */
+	else if (!strcmp(v, "rdma"))
+		*out = KCOLL_COMM_TRANSPORT_RDMA;
+	else if (!strcmp(v, "tcp"))
+		*out = KCOLL_COMM_TRANSPORT_TCP;
+	else
+		return kcoll_fail(-EINVAL, "%s is \"%s\": must be auto, rdma or tcp", what, v);
 	return 0;
 }
 
@@ -104,7 +126,7 @@ static const struct kcoll_rank_locality *kcoll_loc_usable(const struct kcoll_ran
 int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id, const unsigned char *secret,
 		      int rank, int nranks, const struct kcoll_sockaddr *table,
 		      const struct kcoll_rank_locality *loc, uint32_t timeout_ms,
-		      struct kcoll_comm **out)
+		      uint32_t flags, struct kcoll_comm **out)
 {
 	struct kcoll_comm_create cc;
 	struct kcoll_comm *c;
@@ -132,6 +154,7 @@ int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id, const unsigned c
 	pthread_mutex_init(&c->lock, NULL);
 	memset(&cc, 0, sizeof(cc));
 	cc.size = sizeof(cc);
+	cc.flags = flags;
 	cc.comm_id = comm_id;
 	cc.rank = rank;
 	cc.nranks = nranks;
@@ -166,13 +189,14 @@ int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id, const unsigned c
 	c->rank = rank;
 	c->nranks = nranks;
 	c->comm_id = comm_id;
+	c->create_flags = flags;
 	*out = c;
 	return 0;
 }
 
 /* Checks that need neither the network nor the kernel. */
 static int kcoll_comm_init_check(struct kcoll_handle *h, const struct kcoll_comm_opts *opts,
-				 struct kcoll_comm **out, uint32_t *timeout_ms)
+				 struct kcoll_comm **out, uint32_t *timeout_ms, uint32_t *flags)
 {
 	int err;
 
@@ -185,9 +209,12 @@ static int kcoll_comm_init_check(struct kcoll_handle *h, const struct kcoll_comm
 		return err;
 	if (!h)
 		return kcoll_fail(-EINVAL, "the kcoll handle is NULL");
-	err = OPTS_VALID(opts, kcoll_comm_opts, ifname, KCOLL_COMM_OPTS_SZ_VER0);
+	err = OPTS_VALID(opts, kcoll_comm_opts, transport, KCOLL_COMM_OPTS_SZ_VER0);
 	if (err)
 		return kcoll_fail(err, "bad kcoll_comm_opts");
+	err = kcoll_transport_flags(opts, flags);
+	if (err)
+		return err;
 	return kcoll_connect_timeout_ms(OPTS_GET(opts, connect_timeout_ms, 0), timeout_ms);
 }
 
@@ -197,17 +224,18 @@ int kcoll_comm_init_rank(struct kcoll_handle *h, const struct kcoll_unique_id *i
 	unsigned char secret[KCOLL_SECRET_LEN];
 	struct kcoll_rank_locality *loc;
 	struct kcoll_sockaddr *table;
-	uint32_t timeout_ms;
+	uint32_t timeout_ms, flags;
 	uint64_t comm_id;
 	int err;
 
-	err = kcoll_comm_init_check(h, opts, out, &timeout_ms);
+	err = kcoll_comm_init_check(h, opts, out, &timeout_ms, &flags);
 	if (err)
 		return kcoll_err(err);
 	err = kcoll_bootstrap_rank_loc(id, nranks, rank, opts, &comm_id, secret, &table, &loc);
 	if (err)
 		return err;
-	err = kcoll_comm_create(h, comm_id, secret, rank, nranks, table, loc, timeout_ms, out);
+	err = kcoll_comm_create(h, comm_id, secret, rank, nranks, table, loc, timeout_ms, flags,
+				out);
 	explicit_bzero(secret, sizeof(secret));
 	free(table);
 	free(loc);
@@ -221,18 +249,18 @@ int kcoll_comm_init_env(struct kcoll_handle *h, const struct kcoll_comm_opts *op
 	struct kcoll_rank_locality *loc;
 	struct kcoll_sockaddr *table;
 	struct kcoll_env_conf conf;
-	uint32_t timeout_ms;
+	uint32_t timeout_ms, flags;
 	uint64_t comm_id;
 	int err;
 
-	err = kcoll_comm_init_check(h, opts, out, &timeout_ms);
+	err = kcoll_comm_init_check(h, opts, out, &timeout_ms, &flags);
 	if (err)
 		return kcoll_err(err);
 	err = kcoll_bootstrap_env_loc(opts, &conf, &comm_id, secret, &table, &loc);
 	if (err)
 		return err;
 	err = kcoll_comm_create(h, comm_id, secret, conf.rank, conf.nranks, table, loc,
-				timeout_ms, out);
+				timeout_ms, flags, out);
 	explicit_bzero(secret, sizeof(secret));
 	free(table);
 	free(loc);

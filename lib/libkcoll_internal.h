@@ -81,6 +81,7 @@ struct kcoll_comm {
 	struct kcoll_buf *bufs;		/* mapped buffers, for pointer lookup */
 	struct kcoll_sockaddr *peers;	/* every rank's address, for kcoll_comm_split() */
 	struct kcoll_rank_locality *loc; /* every rank's locality or NULL, for the same */
+	uint32_t create_flags;		/* its KCOLL_IOC_COMM_CREATE flags (transport), same */
 };
 
 struct kcoll_buf {
@@ -228,14 +229,14 @@ KCOLL_HIDDEN int kcoll_loc_self(const struct kcoll_sockaddr *self,
 KCOLL_HIDDEN int kcoll_random_bytes(void *buf, size_t len);
 
 /*
- * KCOLL_IOC_COMM_CREATE on @h with the complete peer table and, when every rank's host is
- * known, the locality table (@loc may be NULL) (lib/comm.c).
+ * KCOLL_IOC_COMM_CREATE on @h with the complete peer table, @flags (the transport) and,
+ * when every rank's host is known, the locality table (@loc may be NULL) (lib/comm.c).
  */
 KCOLL_HIDDEN int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id,
 				   const unsigned char *secret, int rank, int nranks,
 				   const struct kcoll_sockaddr *table,
 				   const struct kcoll_rank_locality *loc, uint32_t timeout_ms,
-				   struct kcoll_comm **out);
+				   uint32_t flags, struct kcoll_comm **out);
 /* The connect timeout: @ms, else $KCOLL_CONNECT_TIMEOUT_MS, else 0 (lib/comm.c). */
 KCOLL_HIDDEN int kcoll_connect_timeout_ms(unsigned long ms, uint32_t *out);
 /*

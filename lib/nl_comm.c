@@ -79,6 +79,9 @@ static int kcoll_nl_parse_peer(const struct nlattr *nest, struct kcoll_nl_comm *
 		case KCOLL_A_PEER_LEAF:
 			p->leaf = mnl_attr_get_u32(a);
 			break;
+		case KCOLL_A_PEER_TRANSPORT:
+			snprintf(p->transport, sizeof(p->transport), "%s", mnl_attr_get_str(a));
+			break;
 		}
 	}
 	return 0;

@@ -188,8 +188,9 @@ int kcoll_comm_split(struct kcoll_comm *parent, int color, int key,
 			if (loc)
 				loc[i] = parent->loc[members[i]];
 		}
+		/* The child uses the parent's transport. */
 		err = kcoll_comm_create(parent->h, comm_id, secret, child_rank, n, table, loc,
-					connect_ms, child);
+					connect_ms, parent->create_flags, child);
 	}
 	explicit_bzero(secret, sizeof(secret));
 out:

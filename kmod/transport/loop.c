@@ -10,10 +10,10 @@
  * a message is handed to the peer's rx upcall, a write is a page copy into the peer's
  * region found by id.  Both happen under kcoll_loop_mutex, which guards the links between
  * the two ends: teardown unlinks under it, so nothing is delivered into a torn down end.
- * A copy also holds kcoll_loop_mem_mutex, which guards the region ids: revoke removes an
- * id under it, so no copy lands in revoked memory (a receive handler may revoke).
+ * A copy also holds kcoll_kmem_lock(), which guards the region ids (keyed_mem.c): revoke
+ * removes an id under it, so no copy lands in revoked memory (a receive handler may revoke).
  *
- * Lock order: comm->teardown_mutex, kcoll_loop_mutex, kcoll_loop_mem_mutex, comm->lock.
+ * Lock order: comm->teardown_mutex, kcoll_loop_mutex, kcoll_kmem_lock(), comm->lock.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -23,16 +23,14 @@
 #include <linux/in6.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
-#include <linux/xarray.h>
 #include <net/ipv6.h>
 
 #include "../kcoll.h"
 #include "../kcoll_nl.h"
+#include "keyed_mem.h"
 
 /* A peer that has not created its end yet is looked for again this often. */
 #define KCOLL_LOOP_RETRY_MS	100
-/* One segment of a region: the wire's segment length is 32 bits. */
-#define KCOLL_LOOP_SEG_MAX	SZ_1G
 
 enum { KCOLL_LOOP_MSG, KCOLL_LOOP_WRITE };
 
@@ -76,21 +74,7 @@ struct kcoll_loop_conn {
 	struct kcoll_ctrl ctrl[KCOLL_TX_CTRL];
 };
 
-/* A region peers may write into: its owner, for the check that a write targets its peer. */
-struct kcoll_loop_mem {
-	struct kcoll_region *r;
-	struct kcoll_comm *comm;
-};
-
 static DEFINE_MUTEX(kcoll_loop_mutex);
-static DEFINE_MUTEX(kcoll_loop_mem_mutex);
-static DEFINE_XARRAY_ALLOC1(kcoll_loop_mems);
-
-/* Bytes of @r's pages from its first byte on: what a peer may write (a buffer's mmap). */
-static u64 kcoll_loop_span(const struct kcoll_region *r)
-{
-	return ((u64)r->npages << PAGE_SHIFT) - r->first_off;
-}
 
 static struct kcoll_loop_conn *kcoll_loop(struct kcoll_conn *conn)
 {
@@ -290,19 +274,15 @@ static void kcoll_loop_retry(struct work_struct *work)
 		kcoll_transport_fail(conn, ret);
 }
 
-/* Copy @it's bytes into the peer's region.  Context: kcoll_loop_mem_mutex held. */
+/* Copy @it's bytes into the peer's region.  Context: kcoll_kmem_lock() held. */
 static int kcoll_loop_copy_locked(struct kcoll_loop_conn *pl, const struct kcoll_loop_item *it)
 {
-	struct kcoll_loop_mem *m = xa_load(&kcoll_loop_mems, it->key);
 	struct kcoll_region *src = it->r, *dst;
-	u64 end, done = 0;
+	u64 done = 0;
 
-	lockdep_assert_held(&kcoll_loop_mem_mutex);
 	/* The key came from the peer's CTS: it must name memory of that peer, in bounds. */
-	if (!m || m->comm != pl->conn->comm)
-		return -EFAULT;
-	dst = m->r;
-	if (check_add_overflow(it->dst, (u64)it->len, &end) || end > kcoll_loop_span(dst))
+	dst = kcoll_kmem_find(it->key, pl->conn->comm, it->dst, it->len);
+	if (!dst)
 		return -EFAULT;
 	while (done < it->len) {
 		u64 s = src->first_off + it->off + done, d = dst->first_off + it->dst + done;
@@ -323,9 +303,9 @@ static int kcoll_loop_copy(struct kcoll_loop_conn *pl, const struct kcoll_loop_i
 {
 	int ret;
 
-	mutex_lock(&kcoll_loop_mem_mutex);
+	kcoll_kmem_lock();
 	ret = kcoll_loop_copy_locked(pl, it);
-	mutex_unlock(&kcoll_loop_mem_mutex);
+	kcoll_kmem_unlock();
 	return ret;
 }
 
@@ -561,8 +541,8 @@ static int kcoll_loop_write(struct kcoll_conn *conn, struct kcoll_region *r, u64
 	u64 dst;
 
 	lockdep_assert_held(&conn->comm->lock);
-	if (!len || len > KCOLL_LOOP_SEG_MAX || off > kcoll_loop_span(r) ||
-	    len > kcoll_loop_span(r) - off ||
+	if (!len || len > KCOLL_KMEM_SEG_MAX || off > kcoll_kmem_span(r) ||
+	    len > kcoll_kmem_span(r) - off ||
 	    check_add_overflow(be64_to_cpu(seg->addr), seg_off, &dst))
 		return -EIO;
 	it = kcoll_loop_queue(conn, KCOLL_LOOP_WRITE);
@@ -575,79 +555,6 @@ static int kcoll_loop_write(struct kcoll_conn *conn, struct kcoll_region *r, u64
 	it->dst = dst;
 	*bytes = len;
 	return 0;
-}
-
-/* mem_map: a region peers write into gets an id (its key).  Context: process. */
-static int kcoll_loop_mem_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote)
-{
-	struct kcoll_loop_mem *m;
-	int ret;
-
-	if (!remote)
-		return 0;
-	m = kcoll_fi(ALLOC, NULL, kmalloc(sizeof(*m), GFP_KERNEL_ACCOUNT));
-	if (!m)
-		return -ENOMEM;
-	m->r = r;
-	m->comm = comm;
-	mutex_lock(&kcoll_loop_mem_mutex);
-	ret = xa_alloc(&kcoll_loop_mems, &r->tp_key, m, xa_limit_32b, GFP_KERNEL_ACCOUNT);
-	mutex_unlock(&kcoll_loop_mem_mutex);
-	if (ret < 0) {
-		kfree(m);
-		return ret;
-	}
-	/* What the layers above size segment tables by: one segment per GiB. */
-	r->nchunks = DIV_ROUND_UP(kcoll_loop_span(r), KCOLL_LOOP_SEG_MAX);
-	return 0;
-}
-
-/* mem_revoke: no copy lands in @r once this returns.  Context: process. */
-static void kcoll_loop_mem_revoke(struct kcoll_region *r)
-{
-	if (!r->tp_key)
-		return;
-	mutex_lock(&kcoll_loop_mem_mutex);
-	kfree(xa_erase(&kcoll_loop_mems, r->tp_key));
-	mutex_unlock(&kcoll_loop_mem_mutex);
-	r->tp_key = 0;
-	r->nchunks = 0;
-}
-
-/* mem_register, mem_post_reg: an id is valid from mem_map on. */
-static int kcoll_loop_mem_register(struct kcoll_comm *comm, struct kcoll_region *r)
-{
-	r->registered = true;
-	return 0;
-}
-
-static int kcoll_loop_mem_post_reg(struct kcoll_conn *conn, struct kcoll_region *r)
-{
-	r->registered = true;
-	return 0;
-}
-
-/* mem_segs: byte offsets into the region named by its id, a segment per GiB. */
-static int kcoll_loop_mem_segs(struct kcoll_region *r, u64 off, u64 len,
-			       struct kcoll_wire_seg *segs, unsigned int max)
-{
-	unsigned int n = 0;
-
-	if (!r->tp_key || off > kcoll_loop_span(r) || len > kcoll_loop_span(r) - off)
-		return -E2BIG;
-	while (len) {
-		u64 l = min_t(u64, len, KCOLL_LOOP_SEG_MAX);
-
-		if (n == max)
-			return -E2BIG;
-		segs[n].addr = cpu_to_be64(off);
-		segs[n].rkey = cpu_to_be32(r->tp_key);
-		segs[n].len = cpu_to_be32(l);
-		n++;
-		off += l;
-		len -= l;
-	}
-	return n;
 }
 
 const struct kcoll_transport kcoll_loop_transport = {
@@ -664,10 +571,10 @@ const struct kcoll_transport kcoll_loop_transport = {
 	.tx_room	= kcoll_loop_tx_room,
 	.tx_stalled	= kcoll_loop_tx_stalled,
 	.write		= kcoll_loop_write,
-	.mem_map	= kcoll_loop_mem_map,
-	.mem_unmap	= kcoll_loop_mem_revoke,
-	.mem_revoke	= kcoll_loop_mem_revoke,
-	.mem_register	= kcoll_loop_mem_register,
-	.mem_post_reg	= kcoll_loop_mem_post_reg,
-	.mem_segs	= kcoll_loop_mem_segs,
+	.mem_map	= kcoll_kmem_map,
+	.mem_unmap	= kcoll_kmem_revoke,
+	.mem_revoke	= kcoll_kmem_revoke,
+	.mem_register	= kcoll_kmem_register,
+	.mem_post_reg	= kcoll_kmem_post_reg,
+	.mem_segs	= kcoll_kmem_segs,
 };

@@ -10,6 +10,8 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 
+#include "auth.h"
+
 /* Largest RDMA WRITE and its scatter/gather entries (kcoll_rdma_write()). */
 #define KCOLL_MAX_WR_BYTES	SZ_1M
 #define KCOLL_MAX_SGE		16
@@ -37,7 +39,6 @@ unsigned int kcoll_rdma_mr_sges(struct kcoll_region *r, u64 off, u64 bytes, stru
 int kcoll_conn_connect(struct kcoll_conn *conn);
 void kcoll_conn_teardown(struct kcoll_conn *conn);
 void kcoll_conn_param(struct kcoll_conn *conn, struct rdma_conn_param *p);
-void kcoll_conn_hello(struct kcoll_conn *conn, struct kcoll_wire_hello *h);
 bool kcoll_conn_accept_ok(struct kcoll_conn *conn, struct rdma_cm_event *ev);
 void kcoll_conn_retry_later(struct kcoll_conn *conn, int err);
 

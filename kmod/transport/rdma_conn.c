@@ -49,52 +49,14 @@ static void kcoll_conn_accept_done(struct kcoll_conn *conn)
 	spin_unlock_bh(&comm->lock);
 }
 
-/**
- * kcoll_wire_mac - a connect MAC: SipHash-2-4 keyed with the communicator's secret
- * @comm:	the communicator
- * @h:		the hello the MAC is about
- * @tag:	KCOLL_WIRE_TAG_HELLO (the hello's own) or KCOLL_WIRE_TAG_ACCEPT (the answer's)
- */
-u64 kcoll_wire_mac(const struct kcoll_comm *comm, const struct kcoll_wire_hello *h, u32 tag)
-{
-	u8 in[KCOLL_WIRE_MAC_LEN];
-
-	kcoll_wire_mac_input(h, tag, in);
-	return siphash(in, sizeof(in), &comm->secret);
-}
-
-/* The hello we send to (and whose answer we expect from) @conn's peer. */
-void kcoll_conn_hello(struct kcoll_conn *conn, struct kcoll_wire_hello *h)
-{
-	struct kcoll_comm *comm = conn->comm;
-
-	*h = (struct kcoll_wire_hello) {
-		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
-		.version = kcoll_proto_version,
-		.comm_id = cpu_to_be64(comm->comm_id),
-		.src_rank = cpu_to_be32(comm->rank),
-		.dst_rank = cpu_to_be32(conn->peer),
-		.nranks = cpu_to_be32(comm->nranks),
-	};
-	h->mac = cpu_to_be64(kcoll_wire_mac(comm, h, KCOLL_WIRE_TAG_HELLO));
-}
-
 /*
  * Active side, connection established: did the accepting side prove the secret too?  An
  * impostor listener (another program on the peer's port) could accept without knowing it.
  */
 bool kcoll_conn_accept_ok(struct kcoll_conn *conn, struct rdma_cm_event *ev)
 {
-	const struct kcoll_wire_accept *acc = ev->param.conn.private_data;
-	struct kcoll_wire_hello h;
-	__be64 want;
-
-	if (!acc || ev->param.conn.private_data_len < sizeof(*acc) ||
-	    be32_to_cpu(acc->magic) != KCOLL_WIRE_MAGIC)
-		return false;
-	kcoll_conn_hello(conn, &h);
-	want = cpu_to_be64(kcoll_wire_mac(conn->comm, &h, KCOLL_WIRE_TAG_ACCEPT));
-	return !crypto_memneq(&want, &acc->mac, sizeof(want));
+	return kcoll_auth_accept_ok(conn, ev->param.conn.private_data,
+				    ev->param.conn.private_data_len);
 }
 
 /*
@@ -112,15 +74,12 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 		      const struct kcoll_wire_hello *h)
 {
 	u32 src = be32_to_cpu(h->src_rank), nranks = be32_to_cpu(h->nranks);
-	struct kcoll_wire_accept acc = {
-		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
-		.version = kcoll_proto_version,
-		.mac = cpu_to_be64(kcoll_wire_mac(comm, h, KCOLL_WIRE_TAG_ACCEPT)),
-	};
+	struct kcoll_wire_accept acc;
 	struct rdma_conn_param param;
 	struct kcoll_conn *conn;
 	int ret;
 
+	kcoll_auth_accept_msg(comm, h, &acc);
 	if (nranks != comm->nranks || src >= nranks || src <= comm->rank)
 		return KCOLL_REJ_MISMATCH;
 	conn = &comm->conns[src];

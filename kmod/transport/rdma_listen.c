@@ -29,6 +29,7 @@
 #include <net/net_namespace.h>
 
 #include "../kcoll.h"
+#include "auth.h"
 
 /**
  * struct kcoll_listener - listening cm_ids of one namespace and port
@@ -256,46 +257,11 @@ void kcoll_listeners_exit(void)
 
 static void kcoll_listen_reject(struct rdma_cm_id *id, u8 reason)
 {
-	struct kcoll_wire_reject rej = {
-		.magic = cpu_to_be32(KCOLL_WIRE_MAGIC),
-		.version = kcoll_proto_version,
-		.reason = reason,
-	};
+	struct kcoll_wire_reject rej;
+
+	kcoll_auth_reject_msg(reason, &rej);
 
 	rdma_reject(id, &rej, sizeof(rej), IB_CM_REJ_CONSUMER_DEFINED);
-}
-
-/*
- * Does the request come from the address rank @src has in @comm's peer table?  Every
- * rank connects from its own table address (kcoll_conn_connect() binds it), so a request
- * from elsewhere names a rank it is not: another host, or another node's local user,
- * claiming a rank's place.  The port is not compared: the connecting side's is ephemeral.
- */
-static bool kcoll_listen_src_ok(struct kcoll_comm *comm, struct rdma_cm_id *id, u32 src)
-{
-	const struct sockaddr *from = (const struct sockaddr *)&id->route.addr.dst_addr;
-	const struct sockaddr_storage *want;
-
-	if (src >= comm->nranks)
-		return false;
-	want = &comm->addrs[src];
-	if (from->sa_family != want->ss_family)
-		return false;
-	if (from->sa_family == AF_INET)
-		return ((const struct sockaddr_in *)from)->sin_addr.s_addr ==
-		       ((const struct sockaddr_in *)want)->sin_addr.s_addr;
-	if (from->sa_family == AF_INET6)
-		return ipv6_addr_equal(&((const struct sockaddr_in6 *)from)->sin6_addr,
-				       &((const struct sockaddr_in6 *)want)->sin6_addr);
-	return false;
-}
-
-/* Does the hello prove @comm's secret?  Constant time: no byte-by-byte guessing. */
-static bool kcoll_listen_mac_ok(struct kcoll_comm *comm, const struct kcoll_wire_hello *h)
-{
-	__be64 want = cpu_to_be64(kcoll_wire_mac(comm, h, KCOLL_WIRE_TAG_HELLO));
-
-	return !crypto_memneq(&want, &h->mac, sizeof(want));
 }
 
 /*
@@ -310,47 +276,18 @@ int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	int reason;
 
 	/* rdma_cm REQ private data: at most 56 bytes on IB. */
-	BUILD_BUG_ON(sizeof(*h) != KCOLL_WIRE_HELLO_SIZE || sizeof(*h) > 56);
-	BUILD_BUG_ON(offsetof(struct kcoll_wire_hello, mac) != KCOLL_WIRE_MAC_LEN);
-	BUILD_BUG_ON(offsetof(struct kcoll_wire_hello, reserved1) != KCOLL_WIRE_MAC_LEN - 4);
-	BUILD_BUG_ON(sizeof(struct kcoll_wire_accept) != KCOLL_WIRE_ACCEPT_SIZE);
-	if (!h || ev->param.conn.private_data_len < sizeof(h->magic) + sizeof(h->version) ||
-	    be32_to_cpu(h->magic) != KCOLL_WIRE_MAGIC) {
-		reason = KCOLL_REJ_BAD_HELLO;
+	BUILD_BUG_ON(sizeof(*h) > 56);
+	reason = kcoll_auth_hello_ok(h, ev->param.conn.private_data_len);
+	if (reason)
 		goto reject;
-	}
-	/* Before the length: an older peer's shorter hello gets the VERSION answer. */
-	if (h->version != kcoll_proto_version) {
-		pr_warn_ratelimited("refused a peer speaking protocol version %u (this node: %u)\n",
-				    h->version, kcoll_proto_version);
-		reason = KCOLL_REJ_VERSION;
-		goto reject;
-	}
-	if (ev->param.conn.private_data_len < sizeof(*h) ||
-	    memchr_inv(h->reserved0, 0, sizeof(h->reserved0)) || h->reserved1) {
-		reason = KCOLL_REJ_BAD_HELLO;
-		goto reject;
-	}
 	comm = kcoll_comm_find_get(l->net, be64_to_cpu(h->comm_id), be32_to_cpu(h->dst_rank));
 	if (!comm) {
 		reason = KCOLL_REJ_NOT_YET;
 		goto reject;
 	}
-	if (!kcoll_listen_src_ok(comm, id, be32_to_cpu(h->src_rank))) {
-		pr_warn_ratelimited("comm %llx rank %u: refused a connection claiming rank %u from another address (%pISc)\n",
-				    comm->comm_id, comm->rank, be32_to_cpu(h->src_rank),
-				    &id->route.addr.dst_addr);
+	reason = kcoll_auth_peer_ok(comm, h, (struct sockaddr *)&id->route.addr.dst_addr);
+	if (reason) {
 		kcoll_comm_put(comm);
-		reason = KCOLL_REJ_MISMATCH;
-		goto reject;
-	}
-	/* Only now, with every field it covers known to name this comm and rank. */
-	if (!kcoll_listen_mac_ok(comm, h)) {
-		pr_warn_ratelimited("comm %llx rank %u: refused rank %u (%pISc): it does not hold the communicator's secret\n",
-				    comm->comm_id, comm->rank, be32_to_cpu(h->src_rank),
-				    &id->route.addr.dst_addr);
-		kcoll_comm_put(comm);
-		reason = KCOLL_REJ_AUTH;
 		goto reject;
 	}
 	reason = kcoll_conn_accept(comm, id, h);

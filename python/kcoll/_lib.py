@@ -30,7 +30,8 @@ class CommOpts(ctypes.Structure):
                 ("connect_timeout_ms", ctypes.c_uint),
                 ("port", ctypes.c_uint),
                 ("addr", ctypes.c_char_p),
-                ("ifname", ctypes.c_char_p)]
+                ("ifname", ctypes.c_char_p),
+                ("transport", ctypes.c_char_p)]
 
 
 class CollOpts(ctypes.Structure):

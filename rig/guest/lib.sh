@@ -40,9 +40,12 @@ rig_ping_all() {
 }
 
 # Soft-RoCE on eth0; with MTU 9000 the rxe port runs at active MTU 4096.
-# RIG_RDMA=siw gives a Soft-iWARP device instead of Soft-RoCE (the debug kernel has siw).
+# RIG_RDMA=siw gives a Soft-iWARP device instead of Soft-RoCE (the debug kernel has siw),
+# RIG_RDMA=none no RDMA device (the TCP suites).
 rig_rxe_up() {
-	if [ "${RIG_RDMA:-rxe}" = siw ]; then
+	if [ "${RIG_RDMA:-rxe}" = none ]; then
+		return 0	# no RDMA device at all: kcoll runs over TCP
+	elif [ "${RIG_RDMA:-rxe}" = siw ]; then
 		modprobe siw &&
 		rdma link add siw0 type siw netdev eth0
 	else

@@ -393,6 +393,10 @@ TEST_F(nl, out_of_range)
 	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_TREE_RANKS, 1);
 	EXPECT_EINVAL_MSG(t, nlh);
 	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u8(nlh, KCOLL_A_CONFIG_TRANSPORT, KCOLL_CONFIG_TRANSPORT_TCP + 1);
+	EXPECT_EINVAL_MSG(t, nlh);
+	EXPECT_STREQ("transport must be 0 (auto), 1 (rdma) or 2 (tcp)", t->ext);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
 	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_SMALL_BYTES, 1 << 20);
 	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_MEDIUM_BYTES, 1 << 19);
 	EXPECT_EINVAL_MSG(t, nlh);
@@ -502,6 +506,38 @@ TEST_F(nl, module_parameters_obey_the_config_rules)
 	EXPECT_EQ(255, kt_read_long(SYSMOD "tos", -999));
 	EXPECT_EQ(0, kt_sh("echo -7 > " SYSMOD "tos"));
 	EXPECT_EQ(-1, kt_read_long(SYSMOD "tos", -999));
+}
+
+/*
+ * transport is a name at the module parameter and a number over netlink, one setting: a
+ * name that is none of auto, rdma, tcp is refused and changes nothing, a good one shows on
+ * both sides.
+ */
+TEST_F(nl, transport_setting)
+{
+	static const char *const bad[] = { "", "tcpx", "RDMA", "3", "auto rdma" };
+	struct nlt *t = self->t;
+	struct nlmsghdr *nlh;
+	char cmd[160], v[16];
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "echo '%s' > " SYSMOD "transport 2>/dev/null", bad[i]);
+		EXPECT_NE(0, kt_sh(cmd)) TH_LOG("transport='%s' accepted", bad[i]);
+	}
+	EXPECT_EQ(0, kt_sh("grep -qx auto " SYSMOD "transport"));
+	EXPECT_EQ(0, kt_sh("echo tcp > " SYSMOD "transport"));
+	EXPECT_EQ(0, kt_sh("grep -qx tcp " SYSMOD "transport"));
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u8(nlh, KCOLL_A_CONFIG_TRANSPORT, KCOLL_CONFIG_TRANSPORT_RDMA);
+	EXPECT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
+	f = fopen(SYSMOD "transport", "r");
+	ASSERT_NE(NULL, f);
+	EXPECT_NE(NULL, fgets(v, sizeof(v), f));
+	fclose(f);
+	EXPECT_STREQ("rdma\n", v);
+	EXPECT_EQ(0, kt_sh("echo auto > " SYSMOD "transport"));
 }
 
 /* ---- privilege --------------------------------------------------------------------------- */

@@ -290,8 +290,11 @@ TEST_F_TIMEOUT(world, recv_keys_cover_exact_bytes_until_return, 120)
 			ASSERT_EQ(0, kt_p2p(self->fd, self->comm,
 					    KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK, 1, rx, LEN,
 					    &req));
-			EXPECT_EQ(1, kt_mrs_of_length(LEN)) TH_LOG("no MR of exactly %d bytes", LEN);
-			EXPECT_EQ(0, kt_mrs_of_length(rounded)) TH_LOG("a page-rounded MR");
+			if (kt_rdma()) {
+				EXPECT_EQ(1, kt_mrs_of_length(LEN))
+					TH_LOG("no MR of exactly %d bytes", LEN);
+				EXPECT_EQ(0, kt_mrs_of_length(rounded)) TH_LOG("a page-rounded MR");
+			}
 			ASSERT_EQ(0, kt_p2p(self->fd, self->comm, KCOLL_P2P_SEND, 1, &token, 1,
 					    NULL));
 			ASSERT_EQ(0, kt_wait(self->fd, self->comm, req, ~0u, &status, &got));

@@ -91,6 +91,13 @@ static inline int kt_quick(void)
 }
 
 static inline unsigned int kt_rank(void) { return kt_env("RIG_NODE", 0); }
+/* The rig loaded an RDMA device (RIG_RDMA=none: the TCP suites, no MR to count). */
+static inline bool kt_rdma(void)
+{
+	const char *v = getenv("RIG_RDMA");
+
+	return !v || strcmp(v, "none");
+}
 static inline unsigned int kt_nranks(void) { return kt_env("RIG_NNODES", 1); }
 
 /* The address of node @i on the rig's segment. */

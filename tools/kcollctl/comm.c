@@ -150,6 +150,8 @@ static void kcoll_ctl_peer_print(struct kcoll_ctl *ctl, const struct kcoll_nl_pe
 	kcoll_ctl_uint(ctl, KCOLL_CTL_ANY, "rank", "    peer %" PRIu64, p->rank);
 	kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "state", " %s",
 		      kcoll_ctl_name_of(kcoll_ctl_peer_states, p->state));
+	if (p->transport[0])
+		kcoll_ctl_str(ctl, KCOLL_CTL_ANY, "transport", " %s", p->transport);
 	/* As text, a flag is its name when set. */
 	kcoll_ctl_bool(ctl, KCOLL_CTL_JSON, "ready", NULL, p->ready);
 	if (p->ready)

@@ -142,7 +142,8 @@ struct kcoll_rank_locality {
 /**
  * struct kcoll_comm_create - argument of KCOLL_IOC_COMM_CREATE
  * @size:	(input) sizeof(struct kcoll_comm_create)
- * @flags:	(input) must be 0
+ * @flags:	(input) 0, or one KCOLL_COMM_TRANSPORT_* (RDMA or TCP) that overrides the
+ *		transport setting for this communicator
  * @comm_id:	(input) identifier shared by every rank of the communicator, not 0; the
  *		bootstrap (libkcoll) draws it at random
  * @rank:	(input) this rank, below @nranks
@@ -206,6 +207,11 @@ struct kcoll_comm_create {
 	__u32 locality_size;
 	__u32 reserved2;
 };
+
+/* kcoll_comm_create.flags: the transport of this comm (at most one); none: the setting. */
+#define KCOLL_COMM_TRANSPORT_RDMA	(1U << 0)
+#define KCOLL_COMM_TRANSPORT_TCP	(1U << 1)
+#define KCOLL_COMM_TRANSPORT_MASK	(KCOLL_COMM_TRANSPORT_RDMA | KCOLL_COMM_TRANSPORT_TCP)
 
 #define KCOLL_SECRET_LEN		16
 #define KCOLL_COMM_CREATE_SIZE_VER0	64
