@@ -40,6 +40,7 @@
 
 #include "kcoll_config.h"
 #include "kcoll_fault.h"
+#include "kcoll_state.h"
 #include "kcoll_transport.h"
 #include "kcoll_wire.h"
 #include "../core/kcoll_sched.h"
@@ -121,14 +122,6 @@ struct kcoll_ctx {
 	atomic_t ncomms;
 	atomic_t nreqs;
 	atomic_t nbufs;
-};
-
-enum kcoll_conn_state {
-	KCOLL_CONN_IDLE,	/* nothing yet (passive side waits for the peer) */
-	KCOLL_CONN_CONNECTING,	/* resolving or connecting (active), accepting (passive) */
-	KCOLL_CONN_RETRY,	/* refused for now or unreachable: retry_work will try again */
-	KCOLL_CONN_UP,		/* established */
-	KCOLL_CONN_DOWN,	/* disconnected, failed or torn down */
 };
 
 /* Per connection: control receive buffers posted, control send buffers, send queue size. */
@@ -415,12 +408,6 @@ struct kcoll_mem {
 	struct kcoll_buf *buf;
 };
 
-enum kcoll_req_state {
-	KCOLL_REQ_QUEUED,	/* waiting for its turn (window) */
-	KCOLL_REQ_ACTIVE,	/* recv: CTS sent; send: CTS received, writing */
-	KCOLL_REQ_DONE,		/* complete (successfully or not) */
-};
-
 /**
  * struct kcoll_req - one point-to-point operation
  * @ref:	references (see the header comment)
@@ -533,13 +520,6 @@ enum kcoll_op_step_state {
 	KCOLL_OP_STEP_POSTED,	/* its request is in flight */
 	KCOLL_OP_STEP_ARRIVED,	/* RECV_REDUCE: data in scratch, reduction pending */
 	KCOLL_OP_STEP_DONE,
-};
-
-enum kcoll_op_state {
-	KCOLL_OP_QUEUED,	/* behind another collective of its comm */
-	KCOLL_OP_STARTING,	/* its turn: getting scratch memory (teardown_mutex) */
-	KCOLL_OP_RUNNING,
-	KCOLL_OP_DONE,
 };
 
 /**
@@ -662,7 +642,6 @@ void kcoll_comm_get(struct kcoll_comm *comm);
 void kcoll_comm_put(struct kcoll_comm *comm);
 void kcoll_comm_fail(struct kcoll_comm *comm, int err, u32 rank);
 void kcoll_comm_set_error_locked(struct kcoll_comm *comm, int err, u32 rank);
-bool kcoll_comm_change_state(struct kcoll_comm *comm, int new_state, int err);
 void kcoll_comm_shutdown_dev(struct kcoll_dev *dev);
 struct kcoll_comm *kcoll_comm_find_get(struct net *net, u64 comm_id, u32 rank);
 unsigned int kcoll_comm_count(void);

@@ -323,7 +323,7 @@ static struct kcoll_op *kcoll_op_create(struct kcoll_comm *comm, const struct kc
 	op->comm = comm;
 	kcoll_comm_hw_hold(comm);	/* dropped by kcoll_op_release_hw() */
 	op->counted = true;
-	op->state = KCOLL_OP_QUEUED;
+	op->state = KCOLL_OP_QUEUED;	/* initial: nobody else sees it yet */
 	INIT_WORK(&op->work, kcoll_op_work);
 	atomic_set(&op->nreqs, 0);
 	op->dtype = arg->dtype;
@@ -630,7 +630,7 @@ static void kcoll_op_finish(struct kcoll_op *op, int status)
 		atomic64_add(kcoll_op_payload(op), &comm->coll_bytes);
 	}
 	spin_lock_bh(&comm->lock);
-	op->state = KCOLL_OP_DONE;
+	kcoll_op_change_state(op, KCOLL_OP_DONE);
 	op->status = status;
 	list_del_init(&op->list);
 	next = list_first_entry_or_null(&comm->ops, struct kcoll_op, list);
@@ -665,7 +665,7 @@ static void kcoll_op_work(struct work_struct *work)
 	if (comm->state != KCOLL_COMM_READY)
 		err = comm->error ? comm->error : -ENOTCONN;
 	if (op->state == KCOLL_OP_QUEUED && !err) {
-		op->state = KCOLL_OP_STARTING;
+		kcoll_op_change_state(op, KCOLL_OP_STARTING);
 		spin_unlock_bh(&comm->lock);
 		trace_kcoll_op_start(comm->comm_id, comm->rank, op->tag >> 32, op->args.coll,
 				     op->algo, kcoll_op_payload(op), op->nsteps);
@@ -678,7 +678,7 @@ static void kcoll_op_work(struct work_struct *work)
 			goto out_put;	/* kicked again once teardown_mutex is free */
 		if (!err) {
 			spin_lock_bh(&comm->lock);
-			op->state = KCOLL_OP_RUNNING;
+			kcoll_op_change_state(op, KCOLL_OP_RUNNING);
 			spin_unlock_bh(&comm->lock);
 		}
 		if (!err && !op->nsteps)
