@@ -523,7 +523,7 @@ enum kcoll_op_step_state {
 };
 
 /**
- * struct kcoll_op - one collective call executing a core/ schedule (kcoll_coll.c)
+ * struct kcoll_op - one collective call executing a core/ schedule (kcoll_op.c)
  * @ref:	references: the comm's queue while not done, every step request, the ctx's
  *		request table (non-blocking) and a blocking caller
  * @comm:	owner (a comm reference)
@@ -693,7 +693,7 @@ int kcoll_buf_rx_init(void);
 void kcoll_buf_drop_all(struct kcoll_comm *comm);
 void kcoll_ctx_drop_maps(struct kcoll_ctx *ctx);
 
-/* kcoll_coll.c */
+/* kcoll_coll.c, kcoll_op.c */
 long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg);
 void kcoll_op_put(struct kcoll_op *op);
 void kcoll_coll_kick(struct kcoll_comm *comm);
