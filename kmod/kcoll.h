@@ -46,16 +46,6 @@
 #include "../core/kcoll_sched.h"
 #include "../core/kcoll_reduce.h"
 
-/*
- * core/ speaks the uAPI's datatypes and operators (enum kcoll_datatype, enum kcoll_red_op).
- * These old names remain only for kcoll_coll.c's static asserts and its AVG check, which
- * prove nothing any more: drop them with those lines.
- */
-#define KCOLL_DTYPE_FP64	KCOLL_FP64
-#define KCOLL_DTYPE_COUNT	KCOLL_NUM_DATATYPES
-#define KCOLL_REDOP_AVG		KCOLL_AVG
-#define KCOLL_REDOP_COUNT	KCOLL_NUM_RED_OPS
-
 #define KCOLL_VERSION	"0.1.0"
 
 /**

@@ -20,16 +20,6 @@
 /* Request ids of collectives have this bit set; point-to-point ids do not. */
 #define KCOLL_OP_ID_BIT		BIT_ULL(32)
 
-static_assert(KCOLL_BROADCAST == (int)KCOLL_COLL_BROADCAST);
-static_assert(KCOLL_REDUCE_SCATTERV == (int)KCOLL_COLL_REDUCE_SCATTERV);
-static_assert(KCOLL_NUM_COLLECTIVES == (int)KCOLL_COLL_COUNT);
-static_assert(KCOLL_FP64 == (int)KCOLL_DTYPE_FP64);
-static_assert(KCOLL_NUM_DATATYPES == (int)KCOLL_DTYPE_COUNT);
-static_assert(KCOLL_AVG == (int)KCOLL_REDOP_AVG);
-static_assert(KCOLL_NUM_RED_OPS == (int)KCOLL_REDOP_COUNT);
-static_assert(KCOLL_ALG_BRUCK == (int)KCOLL_ALGO_BRUCK);
-static_assert(KCOLL_NUM_ALGORITHMS == (int)KCOLL_ALGO_COUNT);
-
 /* Setup ------------------------------------------------------------------------------- */
 
 /* Copy the v-collectives' arrays in; @args points at them. */

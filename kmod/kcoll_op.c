@@ -365,7 +365,7 @@ static void kcoll_op_finish(struct kcoll_op *op, int status)
 	struct kcoll_op *next;
 	u64 off, count;
 
-	if (!status && op->redop == KCOLL_REDOP_AVG && kcoll_coll_reduces(op->args.coll) &&
+	if (!status && op->redop == KCOLL_AVG && kcoll_coll_reduces(op->args.coll) &&
 	    kcoll_op_result(op, &off, &count) && count)
 		kcoll_engine_finalize(kcoll_op_ptr(op, KCOLL_BUF_RECV, off * op->args.elem_size),
 				      count, op->dtype, op->redop, op->args.nranks);
