@@ -168,7 +168,7 @@ static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u3
 	wake_up_all(&comm->wq);
 	queue_work(kcoll_wq, &comm->shutdown_work);
 	if (old != KCOLL_COMM_CREATING && state == KCOLL_COMM_ERROR)
-		kcoll_nl_event_comm(comm, KCOLL_NL_COMM_FAILED);
+		kcoll_nl_event_comm_locked(comm, KCOLL_NL_COMM_FAILED);
 	if (old != KCOLL_COMM_CREATING && rank < comm->nranks)
 		kcoll_nl_event_peer_lost(comm, rank, err);
 }
@@ -846,6 +846,6 @@ void kcoll_comm_admin_abort(struct kcoll_comm *comm)
 	/* The event under the lock: it reports the state the abort left, not a later one. */
 	spin_lock_bh(&comm->lock);
 	kcoll_comm_set_error(comm, KCOLL_COMM_ABORTED, -ECONNABORTED, U32_MAX);
-	kcoll_nl_event_comm(comm, KCOLL_NL_COMM_FAILED);
+	kcoll_nl_event_comm_locked(comm, KCOLL_NL_COMM_FAILED);
 	spin_unlock_bh(&comm->lock);
 }
