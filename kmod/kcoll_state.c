@@ -11,12 +11,24 @@
 #include "kcoll.h"
 #include "kcoll_trace.h"
 
-static bool kcoll_state_refuse(const char *what, struct kcoll_comm *comm, u32 which, int old,
-			       int new_state)
+/*
+ * Move *@state to @new_state if @legal allows it; already there: no change.  @what and
+ * @which name the object for the refusal's pr_debug().
+ */
+static bool kcoll_state_move(int *state, int new_state, int (*legal)(int old, int new),
+			     struct kcoll_comm *comm, const char *what, u32 which)
 {
-	pr_debug("comm %llx rank %u: %s %u: illegal state change %d -> %d\n", comm->comm_id,
-		 comm->rank, what, which, old, new_state);
-	return false;
+	int old = *state;
+
+	if (old == new_state)
+		return false;
+	if (!legal(old, new_state)) {
+		pr_debug("comm %llx rank %u: %s %u: illegal state change %d -> %d\n",
+			 comm->comm_id, comm->rank, what, which, old, new_state);
+		return false;
+	}
+	WRITE_ONCE(*state, new_state);
+	return true;
 }
 
 /**
@@ -35,8 +47,12 @@ bool kcoll_comm_change_state(struct kcoll_comm *comm, int new_state, int err)
 	int old = comm->state;
 
 	lockdep_assert_held(&comm->lock);
-	if (!kcoll_comm_state_legal(old, new_state))
-		return kcoll_state_refuse("comm", comm, comm->rank, old, new_state);
+	/* DESTROYED again is a change (traced): the table says so, not a shortcut. */
+	if (!kcoll_comm_state_legal(old, new_state)) {
+		pr_debug("comm %llx rank %u: illegal state change %d -> %d\n", comm->comm_id,
+			 comm->rank, old, new_state);
+		return false;
+	}
 	WRITE_ONCE(comm->state, new_state);
 	trace_kcoll_comm_state(comm->comm_id, comm->rank, comm->nranks, old, new_state, err);
 	return true;
@@ -58,11 +74,9 @@ bool kcoll_conn_change_state(struct kcoll_conn *conn, int new_state)
 	int old = conn->state;
 
 	lockdep_assert_held(&comm->lock);
-	if (old == new_state)
+	if (!kcoll_state_move(&conn->state, new_state, kcoll_conn_state_legal, comm, "peer",
+			      conn->peer))
 		return false;
-	if (!kcoll_conn_state_legal(old, new_state))
-		return kcoll_state_refuse("peer", comm, conn->peer, old, new_state);
-	WRITE_ONCE(conn->state, new_state);
 	if (conn->peer != comm->rank)
 		trace_kcoll_conn_state(comm->comm_id, comm->rank, conn->peer, old, new_state);
 	return true;
@@ -81,15 +95,9 @@ bool kcoll_conn_change_state(struct kcoll_conn *conn, int new_state)
  */
 bool kcoll_req_change_state(struct kcoll_req *req, int new_state)
 {
-	int old = req->state;
-
 	lockdep_assert_held(&req->comm->lock);
-	if (old == new_state)
-		return false;
-	if (!kcoll_req_state_legal(old, new_state))
-		return kcoll_state_refuse("request", req->comm, req->seq, old, new_state);
-	WRITE_ONCE(req->state, new_state);
-	return true;
+	return kcoll_state_move(&req->state, new_state, kcoll_req_state_legal, req->comm,
+				"request", req->seq);
 }
 
 /**
@@ -105,14 +113,7 @@ bool kcoll_req_change_state(struct kcoll_req *req, int new_state)
  */
 bool kcoll_op_change_state(struct kcoll_op *op, int new_state)
 {
-	int old = op->state;
-
 	lockdep_assert_held(&op->comm->lock);
-	if (old == new_state)
-		return false;
-	if (!kcoll_op_state_legal(old, new_state))
-		return kcoll_state_refuse("collective", op->comm, (u32)(op->tag >> 32), old,
-					  new_state);
-	WRITE_ONCE(op->state, new_state);
-	return true;
+	return kcoll_state_move(&op->state, new_state, kcoll_op_state_legal, op->comm,
+				"collective", (u32)(op->tag >> 32));
 }
