@@ -18,35 +18,36 @@
 
 /* ---- support matrix, arguments, sizes --------------------------------------------------- */
 
-#define CB(c)	(1U << KCOLL_COLL_##c)
+#define CB(c)	(1U << KCOLL_##c)
 
-static const u32 kcoll_algo_colls[KCOLL_ALGO_COUNT] = {
-	[KCOLL_ALGO_RING] = CB(ALLREDUCE) | CB(ALLGATHER) | CB(REDUCE_SCATTER) |
+static const u32 kcoll_algo_colls[KCOLL_NUM_ALGORITHMS] = {
+	[KCOLL_ALG_RING] = CB(ALLREDUCE) | CB(ALLGATHER) | CB(REDUCE_SCATTER) |
 			    CB(ALLGATHERV) | CB(REDUCE_SCATTERV),
-	[KCOLL_ALGO_RECDBL] = CB(ALLREDUCE) | CB(ALLGATHER) | CB(BARRIER),
-	[KCOLL_ALGO_RABENSEIFNER] = CB(ALLREDUCE) | CB(REDUCE_SCATTER),
-	[KCOLL_ALGO_BINOMIAL] = CB(BROADCAST) | CB(REDUCE) | CB(SCATTER) | CB(GATHER) |
+	[KCOLL_ALG_RECDBL] = CB(ALLREDUCE) | CB(ALLGATHER) | CB(BARRIER),
+	[KCOLL_ALG_RABENSEIFNER] = CB(ALLREDUCE) | CB(REDUCE_SCATTER),
+	[KCOLL_ALG_BINOMIAL] = CB(BROADCAST) | CB(REDUCE) | CB(SCATTER) | CB(GATHER) |
 				CB(ALLREDUCE) | CB(BARRIER),
-	[KCOLL_ALGO_DBTREE] = CB(ALLREDUCE),
-	[KCOLL_ALGO_CHAIN] = CB(BROADCAST) | CB(REDUCE),
-	[KCOLL_ALGO_PAIRWISE] = CB(ALLTOALL) | CB(ALLTOALLV),
-	[KCOLL_ALGO_BRUCK] = CB(ALLTOALL) | CB(ALLGATHER) | CB(BARRIER),
-	[KCOLL_ALGO_HIER] = CB(ALLREDUCE) | CB(BROADCAST) | CB(REDUCE) | CB(ALLGATHER),
+	[KCOLL_ALG_DBTREE] = CB(ALLREDUCE),
+	[KCOLL_ALG_CHAIN] = CB(BROADCAST) | CB(REDUCE),
+	[KCOLL_ALG_PAIRWISE] = CB(ALLTOALL) | CB(ALLTOALLV),
+	[KCOLL_ALG_BRUCK] = CB(ALLTOALL) | CB(ALLGATHER) | CB(BARRIER),
+	[KCOLL_ALG_HIER] = CB(ALLREDUCE) | CB(BROADCAST) | CB(REDUCE) | CB(ALLGATHER),
 };
 
-bool kcoll_sched_supports(enum kcoll_algo algo, enum kcoll_coll_type coll, bool in_place)
+bool kcoll_sched_supports(enum kcoll_algorithm algo, enum kcoll_collective coll, bool in_place)
 {
-	if ((unsigned int)algo >= KCOLL_ALGO_COUNT || (unsigned int)coll >= KCOLL_COLL_COUNT)
+	if ((unsigned int)algo >= KCOLL_NUM_ALGORITHMS ||
+	    (unsigned int)coll >= KCOLL_NUM_COLLECTIVES)
 		return false;
-	if (in_place && coll == KCOLL_COLL_BARRIER)
+	if (in_place && coll == KCOLL_BARRIER)
 		return false;
 	return kcoll_algo_colls[algo] & (1U << coll);
 }
 
-static bool kcoll_rooted(enum kcoll_coll_type c)
+static bool kcoll_rooted(enum kcoll_collective c)
 {
-	return c == KCOLL_COLL_BROADCAST || c == KCOLL_COLL_SCATTER || c == KCOLL_COLL_GATHER ||
-	       c == KCOLL_COLL_REDUCE;
+	return c == KCOLL_BROADCAST || c == KCOLL_SCATTER || c == KCOLL_GATHER ||
+	       c == KCOLL_REDUCE;
 }
 
 /* max over blocks with elements of off + len, or -EOVERFLOW */
@@ -75,15 +76,15 @@ int kcoll_sched_check_args(const struct kcoll_coll_args *a)
 	u64 ext, tot;
 	int err;
 
-	if (!a || (unsigned int)a->coll >= KCOLL_COLL_COUNT || a->nranks == 0 ||
+	if (!a || (unsigned int)a->coll >= KCOLL_NUM_COLLECTIVES || a->nranks == 0 ||
 	    a->nranks > (1U << 30) || a->rank >= a->nranks || a->elem_size == 0)
 		return -EINVAL;
 	if (kcoll_rooted(a->coll) && a->root >= a->nranks)
 		return -EINVAL;
 	switch (a->coll) {
-	case KCOLL_COLL_ALLGATHERV:
-	case KCOLL_COLL_REDUCE_SCATTERV:
-	case KCOLL_COLL_ALLTOALLV:
+	case KCOLL_ALLGATHERV:
+	case KCOLL_REDUCE_SCATTERV:
+	case KCOLL_ALLTOALLV:
 		if (!a->counts || !a->displs)
 			return -EINVAL;
 		err = v_extent(a->counts, a->displs, a->nranks, &ext);
@@ -91,7 +92,7 @@ int kcoll_sched_check_args(const struct kcoll_coll_args *a)
 			return err;
 		if (ext > kcoll_div_u64(KCOLL_SCHED_MAX_BYTES, a->elem_size))
 			return -EOVERFLOW;
-		if (a->coll == KCOLL_COLL_ALLTOALLV && !a->in_place) {
+		if (a->coll == KCOLL_ALLTOALLV && !a->in_place) {
 			if (!a->send_counts || !a->send_displs)
 				return -EINVAL;
 			err = v_extent(a->send_counts, a->send_displs, a->nranks, &ext);
@@ -130,49 +131,49 @@ int kcoll_sched_buf_bytes(const struct kcoll_coll_args *a, u64 *send_bytes, u64 
 	sext *= es;
 	*send_bytes = *recv_bytes = 0;
 	switch (a->coll) {
-	case KCOLL_COLL_BROADCAST:
+	case KCOLL_BROADCAST:
 		*send_bytes = root && !ip ? B : 0;
 		*recv_bytes = B;
 		break;
-	case KCOLL_COLL_SCATTER:
+	case KCOLL_SCATTER:
 		*send_bytes = root && !ip ? P : 0;
 		*recv_bytes = root && ip ? P : B;
 		break;
-	case KCOLL_COLL_GATHER:
+	case KCOLL_GATHER:
 		*send_bytes = root && ip ? 0 : B;
 		*recv_bytes = root ? P : 0;
 		break;
-	case KCOLL_COLL_REDUCE:
+	case KCOLL_REDUCE:
 		*send_bytes = root && ip ? 0 : B;
 		*recv_bytes = root ? B : 0;
 		break;
-	case KCOLL_COLL_ALLREDUCE:
+	case KCOLL_ALLREDUCE:
 		*send_bytes = ip ? 0 : B;
 		*recv_bytes = B;
 		break;
-	case KCOLL_COLL_ALLGATHER:
+	case KCOLL_ALLGATHER:
 		*send_bytes = ip ? 0 : B;
 		*recv_bytes = P;
 		break;
-	case KCOLL_COLL_REDUCE_SCATTER:
+	case KCOLL_REDUCE_SCATTER:
 		*send_bytes = ip ? 0 : P;
 		*recv_bytes = ip ? P : B;
 		break;
-	case KCOLL_COLL_ALLTOALL:
+	case KCOLL_ALLTOALL:
 		*send_bytes = ip ? 0 : P;
 		*recv_bytes = P;
 		break;
-	case KCOLL_COLL_BARRIER:
+	case KCOLL_BARRIER:
 		break;
-	case KCOLL_COLL_ALLGATHERV:
+	case KCOLL_ALLGATHERV:
 		*send_bytes = ip ? 0 : a->counts[a->rank] * es;
 		*recv_bytes = ext;
 		break;
-	case KCOLL_COLL_REDUCE_SCATTERV:
+	case KCOLL_REDUCE_SCATTERV:
 		*send_bytes = ip ? 0 : ext;
 		*recv_bytes = ip ? ext : a->counts[a->rank] * es;
 		break;
-	case KCOLL_COLL_ALLTOALLV:
+	case KCOLL_ALLTOALLV:
 		*send_bytes = ip ? 0 : sext;
 		*recv_bytes = ext;
 		break;
@@ -182,31 +183,31 @@ int kcoll_sched_buf_bytes(const struct kcoll_coll_args *a, u64 *send_bytes, u64 
 	return 0;
 }
 
-int kcoll_sched_alg(struct ks *k, enum kcoll_algo algo, u64 chunk_bytes)
+int kcoll_sched_alg(struct ks *k, enum kcoll_algorithm algo, u64 chunk_bytes)
 {
 	switch (algo) {
-	case KCOLL_ALGO_RING:
+	case KCOLL_ALG_RING:
 		return kcoll_sched_alg_ring(k, chunk_bytes);
-	case KCOLL_ALGO_RECDBL:
+	case KCOLL_ALG_RECDBL:
 		return kcoll_sched_alg_recdbl(k);
-	case KCOLL_ALGO_RABENSEIFNER:
+	case KCOLL_ALG_RABENSEIFNER:
 		return kcoll_sched_alg_rabenseifner(k);
-	case KCOLL_ALGO_BINOMIAL:
+	case KCOLL_ALG_BINOMIAL:
 		return kcoll_sched_alg_binomial(k);
-	case KCOLL_ALGO_DBTREE:
+	case KCOLL_ALG_DBTREE:
 		return kcoll_sched_alg_dbtree(k, chunk_bytes);
-	case KCOLL_ALGO_CHAIN:
+	case KCOLL_ALG_CHAIN:
 		return kcoll_sched_alg_chain(k, chunk_bytes);
-	case KCOLL_ALGO_PAIRWISE:
+	case KCOLL_ALG_PAIRWISE:
 		return kcoll_sched_alg_pairwise(k);
-	case KCOLL_ALGO_BRUCK:
+	case KCOLL_ALG_BRUCK:
 		return kcoll_sched_alg_bruck(k);
 	default:
 		return -EINVAL;
 	}
 }
 
-int kcoll_sched_build(const struct kcoll_coll_args *args, enum kcoll_algo algo,
+int kcoll_sched_build(const struct kcoll_coll_args *args, enum kcoll_algorithm algo,
 		      u64 chunk_bytes, struct kcoll_step *steps, u32 max_steps,
 		      struct kcoll_sched_info *info)
 {
@@ -225,7 +226,7 @@ int kcoll_sched_build(const struct kcoll_coll_args *args, enum kcoll_algo algo,
 	k.r = args->rank;
 	k.es = args->elem_size;
 
-	err = algo == KCOLL_ALGO_HIER ? kcoll_sched_alg_hier(&k, chunk_bytes) :
+	err = algo == KCOLL_ALG_HIER ? kcoll_sched_alg_hier(&k, chunk_bytes) :
 		kcoll_sched_alg(&k, algo, chunk_bytes);
 	if (!err)
 		err = k.err;
@@ -253,7 +254,7 @@ static u64 fp_mix(u64 h, u64 v)
 	return h;
 }
 
-u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *a, enum kcoll_algo algo,
+u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *a, enum kcoll_algorithm algo,
 			    u64 chunk_bytes)
 {
 	u64 h = 0xcbf29ce484222325ULL;
@@ -269,7 +270,7 @@ u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *a, enum kcoll_algo alg
 	h = fp_mix(h, chunk_bytes);
 	if (a->local_size > 1)	/* flat calls keep the fingerprint they always had */
 		h = fp_mix(h, a->local_size);
-	if ((a->coll == KCOLL_COLL_ALLGATHERV || a->coll == KCOLL_COLL_REDUCE_SCATTERV) &&
+	if ((a->coll == KCOLL_ALLGATHERV || a->coll == KCOLL_REDUCE_SCATTERV) &&
 	    a->counts && a->displs) {
 		for (i = 0; i < a->nranks; i++) {
 			h = fp_mix(h, a->counts[i]);
@@ -284,22 +285,22 @@ u64 kcoll_sched_step_tag(const struct kcoll_coll_args *a, u64 op_tag,
 {
 	u64 h;
 
-	if (a->coll != KCOLL_COLL_ALLTOALLV)
+	if (a->coll != KCOLL_ALLTOALLV)
 		return op_tag;
 	h = fp_mix(op_tag & 0xffffffffULL, step->bytes);
 	return (op_tag & ~0xffffffffULL) | (u32)(h ^ (h >> 32));
 }
 
-const char *kcoll_coll_name(enum kcoll_coll_type coll)
+const char *kcoll_coll_name(enum kcoll_collective coll)
 {
-	static const char *const n[KCOLL_COLL_COUNT] = { KCOLL_COLLECTIVE_NAMES };
+	static const char *const n[KCOLL_NUM_COLLECTIVES] = { KCOLL_COLLECTIVE_NAMES };
 
-	return (unsigned int)coll < KCOLL_COLL_COUNT ? n[coll] : NULL;
+	return (unsigned int)coll < KCOLL_NUM_COLLECTIVES ? n[coll] : NULL;
 }
 
-const char *kcoll_algo_name(enum kcoll_algo algo)
+const char *kcoll_algo_name(enum kcoll_algorithm algo)
 {
-	static const char *const n[KCOLL_ALGO_COUNT] = { KCOLL_ALGORITHM_NAMES };
+	static const char *const n[KCOLL_NUM_ALGORITHMS] = { KCOLL_ALGORITHM_NAMES };
 
-	return (unsigned int)algo < KCOLL_ALGO_COUNT ? n[algo] : NULL;
+	return (unsigned int)algo < KCOLL_NUM_ALGORITHMS ? n[algo] : NULL;
 }

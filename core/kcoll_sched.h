@@ -93,36 +93,23 @@
 #define _KCOLL_CORE_SCHED_H
 
 #include "kcoll_types.h"
+#include "../include/uapi/linux/kcoll.h"
 
-enum kcoll_coll_type {
-	KCOLL_COLL_BROADCAST = 0,
-	KCOLL_COLL_SCATTER = 1,
-	KCOLL_COLL_GATHER = 2,
-	KCOLL_COLL_REDUCE = 3,
-	KCOLL_COLL_ALLREDUCE = 4,
-	KCOLL_COLL_ALLGATHER = 5,
-	KCOLL_COLL_REDUCE_SCATTER = 6,
-	KCOLL_COLL_ALLTOALL = 7,
-	KCOLL_COLL_BARRIER = 8,
-	KCOLL_COLL_ALLGATHERV = 9,
-	KCOLL_COLL_ALLTOALLV = 10,
-	KCOLL_COLL_REDUCE_SCATTERV = 11,
-	KCOLL_COLL_COUNT
-};
-
-enum kcoll_algo {
-	KCOLL_ALGO_AUTO = 0,		/* kcoll_sched_select() decides */
-	KCOLL_ALGO_RING = 1,		/* ring; ALLREDUCE = reduce-scatter + all-gather, chunked */
-	KCOLL_ALGO_RECDBL = 2,		/* recursive doubling (non-powers of two folded) */
-	KCOLL_ALGO_RABENSEIFNER = 3,	/* recursive halving reduce-scatter + doubling all-gather */
-	KCOLL_ALGO_BINOMIAL = 4,	/* binomial tree */
-	KCOLL_ALGO_DBTREE = 5,		/* double binary tree, chunked and pipelined */
-	KCOLL_ALGO_CHAIN = 6,		/* pipelined chain, chunked */
-	KCOLL_ALGO_PAIRWISE = 7,	/* pairwise exchange */
-	KCOLL_ALGO_BRUCK = 8,		/* Bruck (for BARRIER: dissemination, the same pattern) */
-	KCOLL_ALGO_HIER = 9,		/* hierarchical: intra-node, inter-node rails, intra */
-	KCOLL_ALGO_COUNT
-};
+/*
+ * Collectives and algorithms are the uAPI's: enum kcoll_collective (KCOLL_BROADCAST ..
+ * KCOLL_REDUCE_SCATTERV, KCOLL_NUM_COLLECTIVES) and enum kcoll_algorithm, named once in
+ * include/kcoll_names.h.  The algorithms:
+ *   KCOLL_ALG_AUTO		kcoll_sched_select() decides
+ *   KCOLL_ALG_RING		ring; ALLREDUCE = reduce-scatter + all-gather, chunked
+ *   KCOLL_ALG_RECDBL		recursive doubling (non-powers of two folded)
+ *   KCOLL_ALG_RABENSEIFNER	recursive halving reduce-scatter + doubling all-gather
+ *   KCOLL_ALG_BINOMIAL		binomial tree
+ *   KCOLL_ALG_DBTREE		double binary tree, chunked and pipelined
+ *   KCOLL_ALG_CHAIN		pipelined chain, chunked
+ *   KCOLL_ALG_PAIRWISE		pairwise exchange
+ *   KCOLL_ALG_BRUCK		Bruck (for BARRIER: dissemination, the same pattern)
+ *   KCOLL_ALG_HIER		hierarchical: intra-node, inter-node rails, intra
+ */
 
 enum kcoll_buf_id {
 	KCOLL_BUF_SEND = 0,
@@ -155,7 +142,7 @@ struct kcoll_step {
 
 /* What one collective call is; identical on every rank except rank (and ALLTOALLV arrays). */
 struct kcoll_coll_args {
-	enum kcoll_coll_type coll;
+	enum kcoll_collective coll;
 	u32 nranks;
 	u32 rank;
 	u32 root;		/* BROADCAST, SCATTER, GATHER, REDUCE */
@@ -169,7 +156,7 @@ struct kcoll_coll_args {
 	/*
 	 * Locality: ranks sit in blocks of local_size consecutive ranks per node (rank r on
 	 * node r / local_size, local index r % local_size).  0 or 1: flat, every rank its own
-	 * node; only KCOLL_ALGO_HIER uses it, and needs nranks to be a multiple (-EINVAL).
+	 * node; only KCOLL_ALG_HIER uses it, and needs nranks to be a multiple (-EINVAL).
 	 */
 	u32 local_size;
 };
@@ -190,12 +177,12 @@ struct kcoll_sched_info {
  * Return 0, -EINVAL (bad arguments, or algo does not implement the collective / in-place
  * variant), -ENOSPC (max_steps too small), -EOVERFLOW (more steps than a u32 counts).
  */
-int kcoll_sched_build(const struct kcoll_coll_args *args, enum kcoll_algo algo,
+int kcoll_sched_build(const struct kcoll_coll_args *args, enum kcoll_algorithm algo,
 		      u64 chunk_bytes, struct kcoll_step *steps, u32 max_steps,
 		      struct kcoll_sched_info *info);
 
 /* Whether algo implements coll (in place or not). */
-bool kcoll_sched_supports(enum kcoll_algo algo, enum kcoll_coll_type coll, bool in_place);
+bool kcoll_sched_supports(enum kcoll_algorithm algo, enum kcoll_collective coll, bool in_place);
 
 /*
  * Sizes of the caller's buffers for args (bytes), per the conventions above, for the calling
@@ -231,15 +218,16 @@ void kcoll_sched_dbtree(u32 p, u32 r, int t, s32 *parent, s32 child[2]);
 /* ---- selection ------------------------------------------------------------------------- */
 
 struct kcoll_sched_tuning {
-	/* per collective: KCOLL_ALGO_AUTO or a forced algorithm (configuration) */
-	u8 algo[KCOLL_COLL_COUNT];
+	/* per collective: KCOLL_ALG_AUTO or a forced algorithm (configuration) */
+	u8 algo[KCOLL_NUM_COLLECTIVES];
 	u64 small_bytes;	/* latency-bound below: default 2 MiB */
 	u64 medium_bytes;	/* all-reduce/reduce-scatter halving-doubling below: 8 MiB */
 	u32 tree_ranks;		/* all-reduce from this many ranks up uses the double tree: 384 */
 	u64 chunk_bytes;	/* pipelining piece: default 256 KiB */
 	/*
 	 * The communicator's ranks per node (kcoll_coll_args.local_size; 0: not known, or
-	 * not equal blocks of consecutive ranks: kmod/kcoll_locality.c).  Only then may AUTO pick KCOLL_ALGO_HIER, and the caller passes
+	 * not equal blocks of consecutive ranks: kmod/kcoll_locality.c).  Only then may AUTO
+	 * pick KCOLL_ALG_HIER, and the caller passes
 	 * the same local_size in the arguments.
 	 */
 	u32 local_size;
@@ -254,15 +242,15 @@ void kcoll_sched_tuning_default(struct kcoll_sched_tuning *t);
  * arguments only, so every rank agrees.  t == NULL: defaults.  A forced t->algo[coll] wins if
  * it implements coll; otherwise (and for AUTO) the rules in core/README.md apply.
  */
-enum kcoll_algo kcoll_sched_select(enum kcoll_coll_type coll, u32 nranks, u64 bytes,
-				   const struct kcoll_sched_tuning *t);
+enum kcoll_algorithm kcoll_sched_select(enum kcoll_collective coll, u32 nranks, u64 bytes,
+					const struct kcoll_sched_tuning *t);
 
 /*
  * Per-call override: request (from the call) wins if not AUTO, else kcoll_sched_select().
  * Returns -EINVAL if request does not implement coll/in_place, else the algorithm.
  */
-int kcoll_sched_choose(enum kcoll_coll_type coll, u32 nranks, u64 bytes, bool in_place,
-		       enum kcoll_algo request, const struct kcoll_sched_tuning *t);
+int kcoll_sched_choose(enum kcoll_collective coll, u32 nranks, u64 bytes, bool in_place,
+		       enum kcoll_algorithm request, const struct kcoll_sched_tuning *t);
 
 /*
  * A 32-bit fingerprint of everything that must agree across ranks for a collective call
@@ -270,7 +258,7 @@ int kcoll_sched_choose(enum kcoll_coll_type coll, u32 nranks, u64 bytes, bool in
  * shared v-arrays): ranks exchange it with the first message and refuse to run on a mismatch
  * instead of hanging.
  */
-u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *args, enum kcoll_algo algo,
+u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *args, enum kcoll_algorithm algo,
 			    u64 chunk_bytes);
 
 /*
@@ -283,7 +271,7 @@ u32 kcoll_sched_fingerprint(const struct kcoll_coll_args *args, enum kcoll_algo 
 u64 kcoll_sched_step_tag(const struct kcoll_coll_args *args, u64 op_tag,
 			 const struct kcoll_step *step);
 
-const char *kcoll_coll_name(enum kcoll_coll_type coll);
-const char *kcoll_algo_name(enum kcoll_algo algo);
+const char *kcoll_coll_name(enum kcoll_collective coll);
+const char *kcoll_algo_name(enum kcoll_algorithm algo);
 
 #endif /* _KCOLL_CORE_SCHED_H */

@@ -12,7 +12,7 @@ static void a2a_block(struct ks *k, bool send_side, u32 j, u64 *off, u64 *len)
 {
 	const struct kcoll_coll_args *a = k->a;
 
-	if (a->coll == KCOLL_COLL_ALLTOALLV) {
+	if (a->coll == KCOLL_ALLTOALLV) {
 		if (send_side && !a->in_place) {
 			*off = a->send_displs[j] * k->es;
 			*len = a->send_counts[j] * k->es;
@@ -164,9 +164,9 @@ int kcoll_sched_alg_bruck(struct ks *k)
 	u32 p = k->p, r = k->r, L = log2_ceil(p), kk;
 	u64 cb = a->count * k->es;
 
-	if (a->coll == KCOLL_COLL_ALLTOALL)
+	if (a->coll == KCOLL_ALLTOALL)
 		return sched_bruck_a2a(k);
-	if (a->coll == KCOLL_COLL_BARRIER) {
+	if (a->coll == KCOLL_BARRIER) {
 		k->zero_ok = true;
 		for (kk = 0; kk < L; kk++) {
 			u32 d = 1U << kk;

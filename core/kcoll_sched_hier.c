@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * core/kcoll_sched_hier.c - hierarchical schedules (KCOLL_ALGO_HIER): ranks sit in nodes of
+ * core/kcoll_sched_hier.c - hierarchical schedules (KCOLL_ALG_HIER): ranks sit in nodes of
  * L = args->local_size consecutive ranks (node n = r / L, local index l = r % L, N = p / L
  * nodes; p must be a multiple of L, L <= 1 is one rank per node).  The vector is split in
  * L parts (kcoll_sched_part()); local rank l looks after part l on the inter-node level,
@@ -41,7 +41,7 @@ static void ks_next(struct ks *k)
 
 /* Run a flat algorithm (or a ring half) as a sub-schedule of k with args sa, placed by m. */
 static void hier_sub(struct ks *k, const struct kcoll_coll_args *sa, const struct ksmap *m,
-		     int kind, enum kcoll_algo algo, u64 chunk_bytes)
+		     int kind, enum kcoll_algorithm algo, u64 chunk_bytes)
 {
 	struct ks c = *k;
 	int err = 0;
@@ -99,7 +99,7 @@ static void hier_init(struct ks *k, struct khier *h)
 	kcoll_sched_part(a->count, h->L, h->l, &h->poff, &h->plen);
 	/* the node's ranks, on the whole vector */
 	h->intra = *a;
-	h->intra.coll = KCOLL_COLL_ALLREDUCE;
+	h->intra.coll = KCOLL_ALLREDUCE;
 	h->intra.nranks = h->L;
 	h->intra.rank = h->l;
 	h->intra.local_size = 0;
@@ -125,14 +125,14 @@ static void hier_allreduce(struct ks *k, struct khier *h, u64 chunk_bytes)
 	hier_sub(k, &h->intra, &h->mi, SUB_RING_RS, 0, chunk_bytes);
 	if (h->N > 1)
 		hier_sub(k, &h->rail, &h->mr, SUB_ALG, h->plen * es <= KCOLL_SCHED_HIER_SMALL ?
-			 KCOLL_ALGO_RECDBL : KCOLL_ALGO_RING, chunk_bytes);
+			 KCOLL_ALG_RECDBL : KCOLL_ALG_RING, chunk_bytes);
 	hier_sub(k, &h->intra, &h->mi, SUB_RING_AG, 0, chunk_bytes);
 }
 
-static enum kcoll_algo hier_rooted_alg(const struct khier *h, u64 es)
+static enum kcoll_algorithm hier_rooted_alg(const struct khier *h, u64 es)
 {
-	return h->plen * es <= KCOLL_SCHED_HIER_SMALL || h->N <= 2 ? KCOLL_ALGO_BINOMIAL :
-		KCOLL_ALGO_CHAIN;
+	return h->plen * es <= KCOLL_SCHED_HIER_SMALL || h->N <= 2 ? KCOLL_ALG_BINOMIAL :
+		KCOLL_ALG_CHAIN;
 }
 
 static void hier_bcast(struct ks *k, struct khier *h, u64 chunk_bytes)
@@ -157,7 +157,7 @@ static void hier_bcast(struct ks *k, struct khier *h, u64 chunk_bytes)
 	} else if (h->n == nr) {
 		ks_recv(k, root, KR(KCOLL_BUF_RECV, h->poff * es), h->plen * es);
 	}
-	h->rail.coll = KCOLL_COLL_BROADCAST;
+	h->rail.coll = KCOLL_BROADCAST;
 	h->rail.root = nr;
 	hier_map(&h->mr, h->l, h->L, NOREG, KR(KCOLL_BUF_RECV, h->poff * es), 0);
 	if (h->N > 1)
@@ -181,7 +181,7 @@ static void hier_reduce(struct ks *k, struct khier *h, u64 chunk_bytes)
 	h->intra.in_place = isroot && a->in_place;
 	hier_map(&h->mi, h->n * h->L, 1, KR(KCOLL_BUF_SEND, 0), work, sbase);
 	hier_sub(k, &h->intra, &h->mi, SUB_RING_RS, 0, chunk_bytes);
-	h->rail.coll = KCOLL_COLL_REDUCE;
+	h->rail.coll = KCOLL_REDUCE;
 	h->rail.root = nr;
 	h->rail.in_place = h->n == nr;
 	hier_map(&h->mr, h->l, h->L, radd(work, h->poff * es), radd(work, h->poff * es), sbase);
@@ -244,16 +244,16 @@ int kcoll_sched_alg_hier(struct ks *k, u64 chunk_bytes)
 	memset(&h, 0, sizeof(h));
 	hier_init(k, &h);
 	switch (k->a->coll) {
-	case KCOLL_COLL_ALLREDUCE:
+	case KCOLL_ALLREDUCE:
 		hier_allreduce(k, &h, chunk_bytes);
 		return 0;
-	case KCOLL_COLL_BROADCAST:
+	case KCOLL_BROADCAST:
 		hier_bcast(k, &h, chunk_bytes);
 		return 0;
-	case KCOLL_COLL_REDUCE:
+	case KCOLL_REDUCE:
 		hier_reduce(k, &h, chunk_bytes);
 		return 0;
-	case KCOLL_COLL_ALLGATHER:
+	case KCOLL_ALLGATHER:
 		hier_allgather(k, &h);
 		return 0;
 	default:

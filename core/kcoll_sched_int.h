@@ -287,7 +287,7 @@ int kcoll_sched_alg_bruck(struct ks *k);
 int kcoll_sched_alg_hier(struct ks *k, u64 chunk_bytes);
 
 /* One of the above (not HIER) by its enum; -EINVAL for an unknown one. */
-int kcoll_sched_alg(struct ks *k, enum kcoll_algo algo, u64 chunk_bytes);
+int kcoll_sched_alg(struct ks *k, enum kcoll_algorithm algo, u64 chunk_bytes);
 
 /*
  * The halves of the ring all-reduce of a->count elements split in nranks parts (hierarchical

@@ -177,7 +177,7 @@ int kcoll_sched_alg_ring(struct ks *k, u64 chunk_bytes)
 	u64 off, len, s;
 	u32 r = k->r;
 
-	if (a->coll == KCOLL_COLL_ALLREDUCE) {
+	if (a->coll == KCOLL_ALLREDUCE) {
 		ring_ar_setup(k, &g, chunk_bytes);
 		if (k->p == 1) {
 			ks_copy(k, KR(KCOLL_BUF_RECV, 0), g.in, a->count * k->es);
@@ -191,8 +191,8 @@ int kcoll_sched_alg_ring(struct ks *k, u64 chunk_bytes)
 	memset(&g, 0, sizeof(g));
 	g.b.n = k->p;
 	switch (a->coll) {
-	case KCOLL_COLL_ALLGATHER:
-	case KCOLL_COLL_REDUCE_SCATTER:
+	case KCOLL_ALLGATHER:
+	case KCOLL_REDUCE_SCATTER:
 		g.b.kind = KB_UNIFORM;
 		g.b.count = a->count;
 		break;
@@ -206,8 +206,8 @@ int kcoll_sched_alg_ring(struct ks *k, u64 chunk_bytes)
 	blk(&g.b, r, &off, &len);
 
 	switch (a->coll) {
-	case KCOLL_COLL_REDUCE_SCATTER:
-	case KCOLL_COLL_REDUCE_SCATTERV:
+	case KCOLL_REDUCE_SCATTER:
+	case KCOLL_REDUCE_SCATTERV:
 		g.in = in_reg(k, 0);
 		g.out_off = a->in_place ? off * k->es : 0;
 		if (k->p == 1) {
@@ -272,7 +272,7 @@ int kcoll_sched_alg_recdbl(struct ks *k)
 
 	fold_init(k, &f);
 
-	if (a->coll == KCOLL_COLL_BARRIER) {
+	if (a->coll == KCOLL_BARRIER) {
 		k->zero_ok = true;
 		ks_at(k, 0);
 		if (f.v < 0) {
@@ -297,7 +297,7 @@ int kcoll_sched_alg_recdbl(struct ks *k)
 		return 0;
 	}
 
-	if (a->coll == KCOLL_COLL_ALLREDUCE) {
+	if (a->coll == KCOLL_ALLREDUCE) {
 		struct kreg in = in_reg(k, 0), acc = KR(KCOLL_BUF_RECV, 0);
 		u32 L = log2_ceil(f.q);
 		bool first = true;
@@ -381,7 +381,7 @@ int kcoll_sched_alg_recdbl(struct ks *k)
 int kcoll_sched_alg_rabenseifner(struct ks *k)
 {
 	const struct kcoll_coll_args *a = k->a;
-	bool rs = a->coll == KCOLL_COLL_REDUCE_SCATTER;
+	bool rs = a->coll == KCOLL_REDUCE_SCATTER;
 	u32 r = k->r, p = k->p, mask, L, i, v, lo, hi;
 	u64 es = k->es, B, s;
 	struct kreg in = in_reg(k, 0), acc;

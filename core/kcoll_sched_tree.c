@@ -223,7 +223,7 @@ int kcoll_sched_alg_binomial(struct ks *k)
 	bool root = k->r == a->root;
 
 	switch (a->coll) {
-	case KCOLL_COLL_BROADCAST:
+	case KCOLL_BROADCAST:
 		if (root && !a->in_place) {
 			ks_at(k, 0);
 			ks_copy(k, KR(KCOLL_BUF_RECV, 0), KR(KCOLL_BUF_SEND, 0), B);
@@ -231,19 +231,19 @@ int kcoll_sched_alg_binomial(struct ks *k)
 		bt_bcast(k, a->root, root ? in_reg(k, 0) : KR(KCOLL_BUF_RECV, 0),
 			 KR(KCOLL_BUF_RECV, 0), B, 0);
 		return 0;
-	case KCOLL_COLL_REDUCE:
+	case KCOLL_REDUCE:
 		/* non-roots accumulate in scratch after the tmp area */
 		bt_reduce(k, a->root, root ? in_reg(k, 0) : KR(KCOLL_BUF_SEND, 0),
 			  root ? KR(KCOLL_BUF_RECV, 0) : KR(KCOLL_BUF_SCRATCH, B), 0, B, 0);
 		return 0;
-	case KCOLL_COLL_ALLREDUCE:
+	case KCOLL_ALLREDUCE:
 		bt_reduce(k, 0, in_reg(k, 0), KR(KCOLL_BUF_RECV, 0), 0, B, 0);
 		bt_bcast(k, 0, KR(KCOLL_BUF_RECV, 0), KR(KCOLL_BUF_RECV, 0), B, L);
 		return 0;
-	case KCOLL_COLL_SCATTER:
+	case KCOLL_SCATTER:
 		bt_scatter(k);
 		return 0;
-	case KCOLL_COLL_GATHER:
+	case KCOLL_GATHER:
 		bt_gather(k);
 		return 0;
 	default:	/* BARRIER: zero-byte reduce to 0, then broadcast */
@@ -519,7 +519,7 @@ int kcoll_sched_alg_chain(struct ks *k, u64 chunk_bytes)
 	C = nchunks(B, chunk_bytes);
 	chunk_max = kcoll_div_u64(a->count + C - 1, C) * es;
 
-	if (a->coll == KCOLL_COLL_BROADCAST) {
+	if (a->coll == KCOLL_BROADCAST) {
 		/* chunk c goes from v to v+1 in stage c + v */
 		struct kreg src = root ? in_reg(k, 0) : KR(KCOLL_BUF_RECV, 0);
 		u32 next = (k->r + 1) % p, prev = (k->r + p - 1) % p;

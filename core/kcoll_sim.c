@@ -36,10 +36,10 @@ static bool is_recv(u8 op)
 	return op == KCOLL_STEP_RECV || op == KCOLL_STEP_RECV_REDUCE;
 }
 
-static bool is_reduction(enum kcoll_coll_type c)
+static bool is_reduction(enum kcoll_collective c)
 {
-	return c == KCOLL_COLL_REDUCE || c == KCOLL_COLL_ALLREDUCE ||
-	       c == KCOLL_COLL_REDUCE_SCATTER || c == KCOLL_COLL_REDUCE_SCATTERV;
+	return c == KCOLL_REDUCE || c == KCOLL_ALLREDUCE ||
+	       c == KCOLL_REDUCE_SCATTER || c == KCOLL_REDUCE_SCATTERV;
 }
 
 static u8 *buf_ptr(struct kcoll_sim_rank *k, u8 buf, u64 off)
@@ -236,7 +236,7 @@ static int check_rank(struct kcoll_sim *s, u32 r, struct ival **iv, size_t *cap)
 		if (is_xfer(st->op) && (st->peer >= s->p || st->peer == r))
 			return sim_fail(s, "rank %u step %u: bad peer %u", r, i, st->peer);
 		if (!st->bytes) {
-			if (a->coll != KCOLL_COLL_BARRIER || !is_xfer(st->op) ||
+			if (a->coll != KCOLL_BARRIER || !is_xfer(st->op) ||
 			    st->op == KCOLL_STEP_RECV_REDUCE)
 				return sim_fail(s, "rank %u step %u: %s of 0 bytes", r, i,
 						op_names[st->op]);

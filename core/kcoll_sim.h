@@ -42,7 +42,7 @@ struct kcoll_sim_cfg {
 	/* optional: adjust one rank's args (ALLTOALLV's per-rank arrays) */
 	void (*rank_args)(void *ctx, u32 rank, struct kcoll_coll_args *a);
 	void *ctx;
-	enum kcoll_algo algo;
+	enum kcoll_algorithm algo;
 	u64 chunk_bytes;
 	enum kcoll_datatype dtype;		/* for reductions */
 	enum kcoll_red_op op;

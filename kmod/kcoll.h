@@ -40,21 +40,12 @@
 
 #include "kcoll_config.h"
 #include "kcoll_fault.h"
+#include "kcoll_state.h"
 #include "kcoll_transport.h"
 #include "kcoll_wire.h"
 #include "../core/kcoll_sched.h"
 #include "../core/kcoll_reduce.h"
 #include "../core/kcoll_locality.h"
-
-/*
- * core/ speaks the uAPI's datatypes and operators (enum kcoll_datatype, enum kcoll_red_op).
- * These old names remain only for kcoll_coll.c's static asserts and its AVG check, which
- * prove nothing any more: drop them with those lines.
- */
-#define KCOLL_DTYPE_FP64	KCOLL_FP64
-#define KCOLL_DTYPE_COUNT	KCOLL_NUM_DATATYPES
-#define KCOLL_REDOP_AVG		KCOLL_AVG
-#define KCOLL_REDOP_COUNT	KCOLL_NUM_RED_OPS
 
 #define KCOLL_VERSION	"0.1.0"
 
@@ -122,14 +113,6 @@ struct kcoll_ctx {
 	atomic_t ncomms;
 	atomic_t nreqs;
 	atomic_t nbufs;
-};
-
-enum kcoll_conn_state {
-	KCOLL_CONN_IDLE,	/* nothing yet (passive side waits for the peer) */
-	KCOLL_CONN_CONNECTING,	/* resolving or connecting (active), accepting (passive) */
-	KCOLL_CONN_RETRY,	/* refused for now or unreachable: retry_work will try again */
-	KCOLL_CONN_UP,		/* established */
-	KCOLL_CONN_DOWN,	/* disconnected, failed or torn down */
 };
 
 /* Per connection: control receive buffers posted, control send buffers, send queue size. */
@@ -423,12 +406,6 @@ struct kcoll_mem {
 	struct kcoll_buf *buf;
 };
 
-enum kcoll_req_state {
-	KCOLL_REQ_QUEUED,	/* waiting for its turn (window) */
-	KCOLL_REQ_ACTIVE,	/* recv: CTS sent; send: CTS received, writing */
-	KCOLL_REQ_DONE,		/* complete (successfully or not) */
-};
-
 /**
  * struct kcoll_req - one point-to-point operation
  * @ref:	references (see the header comment)
@@ -543,15 +520,8 @@ enum kcoll_op_step_state {
 	KCOLL_OP_STEP_DONE,
 };
 
-enum kcoll_op_state {
-	KCOLL_OP_QUEUED,	/* behind another collective of its comm */
-	KCOLL_OP_STARTING,	/* its turn: getting scratch memory (teardown_mutex) */
-	KCOLL_OP_RUNNING,
-	KCOLL_OP_DONE,
-};
-
 /**
- * struct kcoll_op - one collective call executing a core/ schedule (kcoll_coll.c)
+ * struct kcoll_op - one collective call executing a core/ schedule (kcoll_op.c)
  * @ref:	references: the comm's queue while not done, every step request, the ctx's
  *		request table (non-blocking) and a blocking caller
  * @comm:	owner (a comm reference)
@@ -676,7 +646,6 @@ void kcoll_comm_get(struct kcoll_comm *comm);
 void kcoll_comm_put(struct kcoll_comm *comm);
 void kcoll_comm_fail(struct kcoll_comm *comm, int err, u32 rank);
 void kcoll_comm_set_error_locked(struct kcoll_comm *comm, int err, u32 rank);
-bool kcoll_comm_change_state(struct kcoll_comm *comm, int new_state, int err);
 void kcoll_comm_shutdown_dev(struct kcoll_dev *dev);
 struct kcoll_comm *kcoll_comm_find_get(struct net *net, u64 comm_id, u32 rank);
 unsigned int kcoll_comm_count(void);
@@ -728,7 +697,7 @@ int kcoll_buf_rx_init(void);
 void kcoll_buf_drop_all(struct kcoll_comm *comm);
 void kcoll_ctx_drop_maps(struct kcoll_ctx *ctx);
 
-/* kcoll_coll.c */
+/* kcoll_coll.c, kcoll_op.c */
 long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg);
 void kcoll_op_put(struct kcoll_op *op);
 void kcoll_coll_kick(struct kcoll_comm *comm);

@@ -2,7 +2,8 @@
 /*
  * Communicators: creation from a peer table, the state machine, abort and destroy.
  *
- * States (KCOLL_COMM_* in the uAPI; Documentation/design.rst has the diagram):
+ * States (KCOLL_COMM_* in the uAPI; Documentation/design.rst has the diagram), changed only
+ * by kcoll_comm_change_state() (kcoll_state.c):
  *
  *   CREATING --(addresses checked, device found, listener up)--> CONNECTING
  *   CONNECTING --(every peer connected)--> READY
@@ -146,50 +147,6 @@ static void kcoll_comm_fail_reqs(struct kcoll_comm *comm)
 	}
 }
 
-/**
- * kcoll_comm_change_state - move @comm to @new_state, if that is a legal transition
- * @comm:	the communicator
- * @new_state:	KCOLL_COMM_*
- * @err:	the error that goes with it, for the trace (0 if none)
- *
- * The one place comm->state changes, in the shape of rtrs_clt_change_state(): the legal
- * transitions are CREATING -> CONNECTING (several ranks) or READY (one), CONNECTING ->
- * READY, any state before ERROR -> ERROR or ABORTED (the first failure stays), and any
- * state -> DESTROYED.  A change is traced (kcoll_comm_state).
- *
- * Return: true if the state changed.  Context: comm->lock held.
- */
-bool kcoll_comm_change_state(struct kcoll_comm *comm, int new_state, int err)
-{
-	int old = comm->state;
-	bool legal;
-
-	lockdep_assert_held(&comm->lock);
-	switch (new_state) {
-	case KCOLL_COMM_CONNECTING:
-		legal = old == KCOLL_COMM_CREATING;
-		break;
-	case KCOLL_COMM_READY:
-		legal = old == KCOLL_COMM_CREATING || old == KCOLL_COMM_CONNECTING;
-		break;
-	case KCOLL_COMM_ERROR:
-	case KCOLL_COMM_ABORTED:
-		legal = old < KCOLL_COMM_ERROR;
-		break;
-	case KCOLL_COMM_DESTROYED:
-		legal = true;
-		break;
-	default:
-		legal = false;
-		break;
-	}
-	if (!legal)
-		return false;
-	comm->state = new_state;
-	kcoll_trace_comm_state(comm, old, new_state, err);
-	return true;
-}
-
 static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u32 rank)
 {
 	int old = comm->state;
@@ -212,7 +169,7 @@ static void kcoll_comm_set_error(struct kcoll_comm *comm, int state, int err, u3
 	wake_up_all(&comm->wq);
 	queue_work(kcoll_wq, &comm->shutdown_work);
 	if (old != KCOLL_COMM_CREATING && state == KCOLL_COMM_ERROR)
-		kcoll_nl_event_comm(comm, KCOLL_NL_COMM_FAILED);
+		kcoll_nl_event_comm_locked(comm, KCOLL_NL_COMM_FAILED);
 	if (old != KCOLL_COMM_CREATING && rank < comm->nranks)
 		kcoll_nl_event_peer_lost(comm, rank, err);
 }
@@ -556,7 +513,7 @@ static struct kcoll_comm *kcoll_comm_alloc(const struct kcoll_comm_create *arg)
 	comm->owner_pid = task_tgid_nr(current);
 	comm->owner_uid = current_euid();
 	comm->failed_rank = U32_MAX;
-	comm->state = KCOLL_COMM_CREATING;
+	comm->state = KCOLL_COMM_CREATING;	/* initial: nobody else sees it yet */
 	INIT_LIST_HEAD(&comm->list);
 	INIT_LIST_HEAD(&comm->reqs);
 	INIT_LIST_HEAD(&comm->ops);
@@ -924,6 +881,6 @@ void kcoll_comm_admin_abort(struct kcoll_comm *comm)
 	/* The event under the lock: it reports the state the abort left, not a later one. */
 	spin_lock_bh(&comm->lock);
 	kcoll_comm_set_error(comm, KCOLL_COMM_ABORTED, -ECONNABORTED, U32_MAX);
-	kcoll_nl_event_comm(comm, KCOLL_NL_COMM_FAILED);
+	kcoll_nl_event_comm_locked(comm, KCOLL_NL_COMM_FAILED);
 	spin_unlock_bh(&comm->lock);
 }

@@ -3,8 +3,8 @@
  * What a communicator shows: one snapshot (struct kcoll_comm_desc) prepared under the
  * comm's lock by kcoll_comm_describe(), and its renderings that need no lock: the sysfs
  * directory /sys/kernel/kcoll/comms/<comm_id>-<rank>/ and the COMM_QUERY ioctl here, the
- * netlink reply in kcoll_nl_comm.c.  A field added to the snapshot is seen the same way by
- * all three.
+ * netlink reply and events in kcoll_nl_comm.c.  A field added to the snapshot is seen the
+ * same way by all of them.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -108,6 +108,40 @@ static void kcoll_comm_desc_loc(struct kcoll_comm_desc *d, const struct kcoll_co
 }
 
 /**
+ * kcoll_comm_describe_ident - prepare: a communicator's identity only
+ * @comm:	the communicator (referenced)
+ * @d:		filled in: the identity; every other field 0
+ *
+ * The identity is fixed at creation: no lock.  For the netlink events, with
+ * kcoll_comm_describe_status_locked() when they report the state.
+ */
+void kcoll_comm_describe_ident(struct kcoll_comm *comm, struct kcoll_comm_desc *d)
+{
+	memset(d, 0, sizeof(*d));
+	d->comm_id = comm->comm_id;
+	d->rank = comm->rank;
+	d->nranks = comm->nranks;
+	d->owner_pid = comm->owner_pid;
+	d->owner_uid = comm->owner_uid;
+	d->netns = comm->net ? comm->net->ns.inum : 0;
+}
+
+/**
+ * kcoll_comm_describe_status_locked - prepare: a communicator's state, error, failed rank
+ * @comm:	the communicator
+ * @d:		its state, error and failed_rank filled in, read together
+ *
+ * Context: comm->lock held.
+ */
+void kcoll_comm_describe_status_locked(struct kcoll_comm *comm, struct kcoll_comm_desc *d)
+{
+	lockdep_assert_held(&comm->lock);
+	d->state = comm->state;
+	d->error = comm->error;
+	d->failed_rank = comm->failed_rank < comm->nranks ? comm->failed_rank : U32_MAX;
+}
+
+/**
  * kcoll_comm_describe - prepare: a snapshot of everything shown about a communicator
  * @comm:	the communicator (referenced, or listed under kcoll_comm_walk())
  * @d:		filled in
@@ -127,13 +161,7 @@ void kcoll_comm_describe(struct kcoll_comm *comm, struct kcoll_comm_desc *d,
 	struct kcoll_dev *dev;
 	u32 i;
 
-	memset(d, 0, sizeof(*d));
-	d->comm_id = comm->comm_id;
-	d->rank = comm->rank;
-	d->nranks = comm->nranks;
-	d->owner_pid = comm->owner_pid;
-	d->owner_uid = comm->owner_uid;
-	d->netns = comm->net ? comm->net->ns.inum : 0;
+	kcoll_comm_describe_ident(comm, d);
 	if (listed) {
 		kcoll_comm_walk_assert_held();
 		dev = READ_ONCE(comm->dev);
@@ -150,9 +178,7 @@ void kcoll_comm_describe(struct kcoll_comm *comm, struct kcoll_comm_desc *d,
 	kcoll_comm_desc_loc(d, comm);
 
 	spin_lock_bh(&comm->lock);
-	d->state = comm->state;
-	d->error = comm->error;
-	d->failed_rank = comm->failed_rank < comm->nranks ? comm->failed_rank : U32_MAX;
+	kcoll_comm_describe_status_locked(comm, d);
 	for (i = 0; i < comm->nranks; i++) {
 		d->peers_up += comm->conns[i].state == KCOLL_CONN_UP;
 		if (peers && i != comm->rank)

@@ -120,6 +120,8 @@ struct kcoll_comm_desc {
 
 void kcoll_comm_describe(struct kcoll_comm *comm, struct kcoll_comm_desc *d,
 			 struct kcoll_peer_desc *peers, bool listed);
+void kcoll_comm_describe_ident(struct kcoll_comm *comm, struct kcoll_comm_desc *d);
+void kcoll_comm_describe_status_locked(struct kcoll_comm *comm, struct kcoll_comm_desc *d);
 
 /* kcoll_comm.c */
 extern const char *const kcoll_comm_state_names[];

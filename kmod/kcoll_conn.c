@@ -113,7 +113,7 @@ static void kcoll_conn_peer_left(struct kcoll_conn *conn)
 	spin_lock_bh(&comm->lock);
 	conn->peer_left = true;
 	if (conn->state == KCOLL_CONN_UP)
-		kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
+		kcoll_conn_change_state(conn, KCOLL_CONN_DOWN);
 	kcoll_transport_up->peer_left(conn);
 	spin_unlock_bh(&comm->lock);
 	kcoll_nl_event_peer_lost(comm, conn->peer, -ECONNRESET);
@@ -146,7 +146,7 @@ static void kcoll_conn_up(struct kcoll_conn *conn)
 	lockdep_assert_held(&comm->lock);
 	if (conn->state != KCOLL_CONN_CONNECTING || comm->state != KCOLL_COMM_CONNECTING)
 		return;
-	kcoll_conn_set_state(conn, KCOLL_CONN_UP);
+	kcoll_conn_change_state(conn, KCOLL_CONN_UP);
 	conn->last_ok = jiffies;
 	conn->last_tx = jiffies;
 	comm->nup++;

@@ -27,12 +27,9 @@ enum kcoll_nl_comm_event {
 int kcoll_nl_init(void);
 void kcoll_nl_exit(void);
 void kcoll_nl_event_comm(struct kcoll_comm *comm, enum kcoll_nl_comm_event ev);
+void kcoll_nl_event_comm_locked(struct kcoll_comm *comm, enum kcoll_nl_comm_event ev);
 void kcoll_nl_event_peer_lost(struct kcoll_comm *comm, u32 peer, int err);
 void kcoll_nl_event_dev(struct kcoll_dev *dev, bool added);
 void kcoll_nl_event_engine(const char *name, u32 priority);
-
-/* kcoll_trace.c: the kcoll:* tracepoints' users outside kcoll_trace.h */
-void kcoll_conn_set_state(struct kcoll_conn *conn, int state);
-void kcoll_trace_comm_state(struct kcoll_comm *comm, int old_state, int new_state, int err);
 
 #endif /* _KCOLL_NL_H */

@@ -361,22 +361,18 @@ int kcoll_nl_comm_abort_doit(struct sk_buff *skb, struct genl_info *info)
 
 /* ---- events ------------------------------------------------------------------------------ */
 
-static int kcoll_nl_comm_key_put(struct sk_buff *skb, struct kcoll_comm *comm)
+/* The key of an event's communicator, from its description. */
+static int kcoll_nl_comm_key_put(struct sk_buff *skb, const struct kcoll_comm_desc *d)
 {
-	return nla_put_u64_64bit(skb, KCOLL_A_COMM_ID, comm->comm_id, KCOLL_A_COMM_PAD) ||
-	       nla_put_u32(skb, KCOLL_A_COMM_RANK, comm->rank) ||
-	       nla_put_u32(skb, KCOLL_A_COMM_NRANKS, comm->nranks) ||
-	       nla_put_u32(skb, KCOLL_A_COMM_NETNS, comm->net->ns.inum) ? -EMSGSIZE : 0;
+	return nla_put_u64_64bit(skb, KCOLL_A_COMM_ID, d->comm_id, KCOLL_A_COMM_PAD) ||
+	       nla_put_u32(skb, KCOLL_A_COMM_RANK, d->rank) ||
+	       nla_put_u32(skb, KCOLL_A_COMM_NRANKS, d->nranks) ||
+	       nla_put_u32(skb, KCOLL_A_COMM_NETNS, d->netns) ? -EMSGSIZE : 0;
 }
 
-/**
- * kcoll_nl_event_comm - tell the events group about a communicator
- * @comm:	the communicator (its state and error are read as they are now)
- * @ev:		created, destroyed, failed
- *
- * Context: any; takes no lock (callers may hold comm->lock).
- */
-void kcoll_nl_event_comm(struct kcoll_comm *comm, enum kcoll_nl_comm_event ev)
+/* fill: a communicator event from its prepared description.  Context: any; no lock. */
+static void kcoll_nl_event_comm_fill(struct net *net, const struct kcoll_comm_desc *d,
+				     enum kcoll_nl_comm_event ev)
 {
 	static const u8 cmds[] = {
 		[KCOLL_NL_COMM_CREATED]		= KCOLL_CMD_COMM_CREATED_NTF,
@@ -384,24 +380,63 @@ void kcoll_nl_event_comm(struct kcoll_comm *comm, enum kcoll_nl_comm_event ev)
 		[KCOLL_NL_COMM_FAILED]		= KCOLL_CMD_COMM_FAILED_NTF,
 	};
 	struct sk_buff *skb;
-	u32 failed;
 	void *hdr;
 
-	if (!KCOLL_NL_COMM_EVENTS)
-		return;
-	skb = kcoll_nl_event_new(comm->net, cmds[ev], &hdr);
+	skb = kcoll_nl_event_new(net, cmds[ev], &hdr);
 	if (!skb)
 		return;
-	failed = READ_ONCE(comm->failed_rank);
-	if (kcoll_nl_comm_key_put(skb, comm) ||
-	    nla_put_u32(skb, KCOLL_A_COMM_OWNER_PID, comm->owner_pid) ||
-	    nla_put_u8(skb, KCOLL_A_COMM_STATE, READ_ONCE(comm->state)) ||
-	    nla_put_s32(skb, KCOLL_A_COMM_ERROR, READ_ONCE(comm->error)) ||
-	    (failed < comm->nranks && nla_put_u32(skb, KCOLL_A_COMM_FAILED_RANK, failed))) {
+	if (kcoll_nl_comm_key_put(skb, d) ||
+	    nla_put_u32(skb, KCOLL_A_COMM_OWNER_PID, d->owner_pid) ||
+	    nla_put_u8(skb, KCOLL_A_COMM_STATE, d->state) ||
+	    nla_put_s32(skb, KCOLL_A_COMM_ERROR, d->error) ||
+	    (d->failed_rank != U32_MAX &&
+	     nla_put_u32(skb, KCOLL_A_COMM_FAILED_RANK, d->failed_rank))) {
 		nlmsg_free(skb);
 		return;
 	}
-	kcoll_nl_event_send(comm->net, skb, hdr);
+	kcoll_nl_event_send(net, skb, hdr);
+}
+
+/**
+ * kcoll_nl_event_comm - tell the events group about a communicator
+ * @comm:	the communicator (its state, error and failed rank: as they are now, together)
+ * @ev:		created, destroyed, failed
+ *
+ * Prepare (a snapshot under comm->lock, as the dumps take it), then fill without it.
+ *
+ * Context: process or softirq; comm->lock not held (else kcoll_nl_event_comm_locked()).
+ */
+void kcoll_nl_event_comm(struct kcoll_comm *comm, enum kcoll_nl_comm_event ev)
+{
+	struct kcoll_comm_desc d;
+
+	if (!KCOLL_NL_COMM_EVENTS)
+		return;
+	kcoll_comm_describe_ident(comm, &d);
+	spin_lock_bh(&comm->lock);
+	kcoll_comm_describe_status_locked(comm, &d);
+	spin_unlock_bh(&comm->lock);
+	kcoll_nl_event_comm_fill(comm->net, &d, ev);
+}
+
+/**
+ * kcoll_nl_event_comm_locked - kcoll_nl_event_comm() for a caller holding comm->lock
+ * @comm:	the communicator
+ * @ev:		created, destroyed, failed
+ *
+ * The event then reports the state the caller's critical section left.
+ * Context: comm->lock held.
+ */
+void kcoll_nl_event_comm_locked(struct kcoll_comm *comm, enum kcoll_nl_comm_event ev)
+{
+	struct kcoll_comm_desc d;
+
+	lockdep_assert_held(&comm->lock);
+	if (!KCOLL_NL_COMM_EVENTS)
+		return;
+	kcoll_comm_describe_ident(comm, &d);
+	kcoll_comm_describe_status_locked(comm, &d);
+	kcoll_nl_event_comm_fill(comm->net, &d, ev);
 }
 
 /**
@@ -414,15 +449,17 @@ void kcoll_nl_event_comm(struct kcoll_comm *comm, enum kcoll_nl_comm_event ev)
  */
 void kcoll_nl_event_peer_lost(struct kcoll_comm *comm, u32 peer, int err)
 {
+	struct kcoll_comm_desc d;
 	struct sk_buff *skb;
 	void *hdr;
 
 	if (!KCOLL_NL_COMM_EVENTS)
 		return;
+	kcoll_comm_describe_ident(comm, &d);
 	skb = kcoll_nl_event_new(comm->net, KCOLL_CMD_PEER_LOST_NTF, &hdr);
 	if (!skb)
 		return;
-	if (kcoll_nl_comm_key_put(skb, comm) ||
+	if (kcoll_nl_comm_key_put(skb, &d) ||
 	    nla_put_u32(skb, KCOLL_A_COMM_PEER_RANK, peer) ||
 	    nla_put_s32(skb, KCOLL_A_COMM_ERROR, err)) {
 		nlmsg_free(skb);

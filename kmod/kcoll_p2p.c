@@ -231,7 +231,7 @@ again:
 			kcoll_req_complete(req, -EIO, 0);
 			return;
 		}
-		req->state = KCOLL_REQ_ACTIVE;
+		kcoll_req_change_state(req, KCOLL_REQ_ACTIVE);
 		active++;
 		if (kcoll_p2p_eager_claim(conn, req)) {
 			/* The list changed under the walk: start again, if still worth it. */
@@ -293,7 +293,7 @@ static int kcoll_p2p_eager_send(struct kcoll_conn *conn, struct kcoll_req *req)
 		kcoll_comm_set_error_locked(conn->comm, -EIO, conn->peer);
 		return -EIO;
 	}
-	req->state = KCOLL_REQ_ACTIVE;
+	kcoll_req_change_state(req, KCOLL_REQ_ACTIVE);
 	req->eager = true;
 	req->done_sent = true;
 	req->sent = req->mem.len;
@@ -385,7 +385,7 @@ again:
 	if (req->state == KCOLL_REQ_QUEUED) {
 		if (!kcoll_p2p_take_cts(conn, req))
 			return;
-		req->state = KCOLL_REQ_ACTIVE;
+		kcoll_req_change_state(req, KCOLL_REQ_ACTIVE);
 		if (req->mem.len > be64_to_cpu(req->cts->cts.capacity))
 			req->sent = req->mem.len;	/* nothing to write: DONE says EMSGSIZE */
 	}

@@ -106,9 +106,8 @@ void kcoll_req_complete(struct kcoll_req *req, int status, u64 result)
 	struct kcoll_comm *comm = req->comm;
 
 	lockdep_assert_held(&comm->lock);
-	if (req->state == KCOLL_REQ_DONE)
-		return;
-	req->state = KCOLL_REQ_DONE;
+	if (!kcoll_req_change_state(req, KCOLL_REQ_DONE))
+		return;		/* done already */
 	req->status = status;
 	req->result = result;
 	trace_kcoll_p2p_finish(comm->comm_id, comm->rank, req->conn->peer, req->send, req->seq,
@@ -234,7 +233,7 @@ struct kcoll_req *kcoll_req_new(struct kcoll_comm *comm, u32 peer, bool send)
 	req->comm = comm;
 	req->conn = &comm->conns[peer];
 	req->send = send;
-	req->state = KCOLL_REQ_QUEUED;
+	req->state = KCOLL_REQ_QUEUED;	/* initial: nobody else sees it yet */
 	INIT_LIST_HEAD(&req->qlist);
 	INIT_LIST_HEAD(&req->all);
 	INIT_WORK(&req->hw_work, kcoll_req_hw_work);
@@ -277,7 +276,7 @@ int kcoll_req_queue(struct kcoll_req *req)
 		 * The peer sent this EAGER and then left: the data is here.  No CTS goes out,
 		 * so nothing is in flight to wait for.
 		 */
-		req->state = KCOLL_REQ_ACTIVE;
+		kcoll_req_change_state(req, KCOLL_REQ_ACTIVE);
 		req->acked = true;
 		kcoll_p2p_eager_claim(conn, req);
 	}

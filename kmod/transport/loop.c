@@ -218,7 +218,7 @@ static int kcoll_loop_link(struct kcoll_conn *conn, bool *again)
 		*again = pc->state == KCOLL_COMM_CONNECTING;	/* its last attempt lingers */
 		goto out;
 	}
-	kcoll_conn_set_state(pconn, KCOLL_CONN_CONNECTING);
+	kcoll_conn_change_state(pconn, KCOLL_CONN_CONNECTING);
 	lc->peer = pl;
 	pl->peer = lc;
 	kcoll_transport_link->up(pconn);	/* passive: its READY waits for ours */
@@ -226,7 +226,7 @@ static int kcoll_loop_link(struct kcoll_conn *conn, bool *again)
 
 	spin_lock_bh(&comm->lock);
 	if (comm->state == KCOLL_COMM_CONNECTING) {
-		kcoll_conn_set_state(conn, KCOLL_CONN_CONNECTING);
+		kcoll_conn_change_state(conn, KCOLL_CONN_CONNECTING);
 		kcoll_transport_link->up(conn);
 	}
 	spin_unlock_bh(&comm->lock);
@@ -385,7 +385,7 @@ static void kcoll_loop_work(struct work_struct *work)
 			lc->down = false;
 			was_up = conn->state == KCOLL_CONN_UP;
 			if (was_up)
-				kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
+				kcoll_conn_change_state(conn, KCOLL_CONN_DOWN);
 		}
 		spin_unlock_bh(&comm->lock);
 		if (!it)
@@ -412,7 +412,7 @@ static void kcoll_loop_teardown(struct kcoll_conn *conn)
 	if (!lc)
 		return;
 	spin_lock_bh(&comm->lock);
-	kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);	/* nothing more is posted */
+	kcoll_conn_change_state(conn, KCOLL_CONN_DOWN);	/* nothing more is posted */
 	spin_unlock_bh(&comm->lock);
 	mutex_lock(&kcoll_loop_mutex);
 	pl = lc->peer;

@@ -268,7 +268,7 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			 */
 			spin_lock_bh(&comm->lock);
 			if (conn->state == KCOLL_CONN_UP)
-				kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
+				kcoll_conn_change_state(conn, KCOLL_CONN_DOWN);
 			spin_unlock_bh(&comm->lock);
 			ib_drain_qp(conn->qp);
 			kcoll_transport_link->down(conn);

@@ -97,7 +97,7 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 		spin_unlock_bh(&comm->lock);
 		return KCOLL_REJ_DUPLICATE;
 	}
-	kcoll_conn_set_state(conn, KCOLL_CONN_CONNECTING);
+	kcoll_conn_change_state(conn, KCOLL_CONN_CONNECTING);
 	conn->accepting = true;
 	spin_unlock_bh(&comm->lock);
 
@@ -138,7 +138,7 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 
 out_idle:
 	spin_lock_bh(&comm->lock);
-	kcoll_conn_set_state(conn, KCOLL_CONN_IDLE);
+	kcoll_conn_change_state(conn, KCOLL_CONN_IDLE);
 	spin_unlock_bh(&comm->lock);
 	kcoll_conn_accept_done(conn);
 	pr_warn_ratelimited("comm %llx: rank %u: cannot accept rank %u: %d\n",
@@ -183,7 +183,7 @@ int kcoll_conn_connect(struct kcoll_conn *conn)
 		return 0;
 	}
 	conn->cm_id = id;
-	kcoll_conn_set_state(conn, KCOLL_CONN_CONNECTING);
+	kcoll_conn_change_state(conn, KCOLL_CONN_CONNECTING);
 	spin_unlock_bh(&comm->lock);
 
 	/* Our own address, any port: the connection leaves from this rank's device. */
@@ -254,7 +254,7 @@ void kcoll_conn_retry_later(struct kcoll_conn *conn, int err)
 	spin_lock_bh(&comm->lock);
 	conn->last_err = err;
 	if (comm->state == KCOLL_COMM_CONNECTING && conn->state == KCOLL_CONN_CONNECTING) {
-		kcoll_conn_set_state(conn, KCOLL_CONN_RETRY);
+		kcoll_conn_change_state(conn, KCOLL_CONN_RETRY);
 		queue_delayed_work(kcoll_wq, &conn->retry_work, msecs_to_jiffies(KCOLL_RETRY_MS));
 	}
 	spin_unlock_bh(&comm->lock);
@@ -281,7 +281,7 @@ void kcoll_conn_retry_work(struct work_struct *work)
 		/* Passive side: the attempt failed half-way; wait for the peer's next one. */
 		spin_lock_bh(&comm->lock);
 		if (conn->state == KCOLL_CONN_RETRY)
-			kcoll_conn_set_state(conn, KCOLL_CONN_IDLE);
+			kcoll_conn_change_state(conn, KCOLL_CONN_IDLE);
 		spin_unlock_bh(&comm->lock);
 		kcoll_teardown_unlock(comm);
 		return;
@@ -305,6 +305,6 @@ void kcoll_conn_teardown(struct kcoll_conn *conn)
 	wait_event(conn->comm->wq, !READ_ONCE(conn->accepting));
 	kcoll_conn_release_id(conn);
 	spin_lock_bh(&conn->comm->lock);
-	kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
+	kcoll_conn_change_state(conn, KCOLL_CONN_DOWN);
 	spin_unlock_bh(&conn->comm->lock);
 }

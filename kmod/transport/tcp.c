@@ -427,7 +427,7 @@ bool kcoll_tcp_drop(struct kcoll_tcp_conn *tc)
 	}
 	up = conn->state == KCOLL_CONN_UP;
 	if (up)
-		kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);
+		kcoll_conn_change_state(conn, KCOLL_CONN_DOWN);
 	spin_unlock_bh(&comm->lock);
 	return up;
 }

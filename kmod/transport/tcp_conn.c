@@ -230,7 +230,7 @@ static bool kcoll_tcp_link(struct kcoll_conn *conn, struct socket *sock)
 		tc->dead = false;
 		tc->rx_got = 0;
 		kcoll_tcp_set_callbacks(tc, sock);
-		kcoll_conn_set_state(conn, KCOLL_CONN_CONNECTING);
+		kcoll_conn_change_state(conn, KCOLL_CONN_CONNECTING);
 		kcoll_transport_link->up(conn);
 		/* What arrived before the callbacks were ours raised no data_ready. */
 		queue_work(kcoll_wq, &tc->io);
@@ -412,7 +412,7 @@ static void kcoll_tcp_teardown(struct kcoll_conn *conn)
 	if (!tc || conn->peer == comm->rank)
 		return;
 	spin_lock_bh(&comm->lock);
-	kcoll_conn_set_state(conn, KCOLL_CONN_DOWN);	/* nothing more is posted */
+	kcoll_conn_change_state(conn, KCOLL_CONN_DOWN);	/* nothing more is posted */
 	sock = tc->sock;
 	spin_unlock_bh(&comm->lock);
 	if (sock)

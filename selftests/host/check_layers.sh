@@ -21,7 +21,7 @@ allow=${2:-$(dirname "$0")/layers.allow}
 # Lowest first.  A file not listed here fails: every new file takes a place.
 layer_of() {
 	case $1 in
-	kcoll_trace.c|kcoll_uarg.c|kcoll_engine.c|kcoll_fault.c) echo 0 ;; # helpers
+	kcoll_trace.c|kcoll_uarg.c|kcoll_engine.c|kcoll_fault.c|kcoll_state.c) echo 0 ;; # helpers
 	kcoll_region.c) echo 0 ;;					# memory (pages)
 	kcoll_locality.c) echo 0 ;;					# ranks' locality (data)
 	kcoll_transport.c) echo 1 ;;					# transport interface
@@ -31,7 +31,7 @@ layer_of() {
 	keyed_mem.c|auth.c) echo 1 ;;					# shared by transports
 	kcoll_rx.c) echo 2 ;;						# receive dispatch
 	kcoll_p2p.c|kcoll_req.c|kcoll_buf.c) echo 3 ;;			# point-to-point
-	kcoll_coll.c) echo 4 ;;						# collectives
+	kcoll_coll.c|kcoll_op.c) echo 4 ;;				# collectives
 	kcoll_comm.c|kcoll_conn.c|kcoll_comm_desc.c|kcoll_chrdev.c|kcoll_sysfs.c|kcoll_config.c) echo 5 ;; # control
 	kcoll_nl.c|kcoll_nl_dev.c|kcoll_nl_comm.c|kcoll_nl_config.c|kcoll_nl_engine.c) echo 5 ;;
 	kcoll_main.c) echo 6 ;;						# brings them all up

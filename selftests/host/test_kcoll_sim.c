@@ -147,10 +147,10 @@ TEST(broadcast_two_ranks_overhead)
 
 	base_cfg(&c, 2);
 	c.overhead = 1e-6;
-	c.args.coll = KCOLL_COLL_BROADCAST;
+	c.args.coll = KCOLL_BROADCAST;
 	c.args.in_place = true;
 	c.args.count = S / 4;
-	c.algo = KCOLL_ALGO_BINOMIAL;
+	c.algo = KCOLL_ALG_BINOMIAL;
 	ASSERT_EQ(0, simnet_run(&c, &r)) TH_LOG("%s", r.err);
 	/* both post after 1 us; CTS, data, delivery, acknowledgement */
 	EXPECT_CLOSE(1e-6 + 3 * LAT + S / BW, r.time);
@@ -164,9 +164,9 @@ static void ring_case(struct __test_metadata *_metadata, uint32_t n, uint64_t S)
 	double blk = (double)S / n, stage = blk > 4064 ? 3 * LAT : 2 * LAT;
 
 	base_cfg(&c, n);
-	c.args.coll = KCOLL_COLL_ALLREDUCE;
+	c.args.coll = KCOLL_ALLREDUCE;
 	c.args.count = S / 4;
-	c.algo = KCOLL_ALGO_RING;
+	c.algo = KCOLL_ALG_RING;
 	c.chunk_bytes = 0;
 	ASSERT_EQ(0, simnet_run(&c, &r)) TH_LOG("%s", r.err);
 	EXPECT_CLOSE(2.0 * (n - 1) / n * S / BW + 2.0 * (n - 1) * stage, r.time);
@@ -315,9 +315,9 @@ TEST(reduction_cost)
 
 	base_cfg(&c, 2);
 	c.red_bw = 5e9;
-	c.args.coll = KCOLL_COLL_ALLREDUCE;
+	c.args.coll = KCOLL_ALLREDUCE;
 	c.args.count = S / 4;
-	c.algo = KCOLL_ALGO_RING;
+	c.algo = KCOLL_ALG_RING;
 	c.chunk_bytes = 0;
 	ASSERT_EQ(0, simnet_run(&c, &r)) TH_LOG("%s", r.err);
 	/*
@@ -335,8 +335,8 @@ TEST(all_schedules_complete)
 	static const uint32_t sizes[] = { 1, 2, 3, 5, 8, 13, 16, 17 };
 	unsigned int coll, algo, i, runs = 0;
 
-	for (coll = 0; coll < KCOLL_COLL_COUNT; coll++) {
-		for (algo = 1; algo < KCOLL_ALGO_COUNT; algo++) {
+	for (coll = 0; coll < KCOLL_NUM_COLLECTIVES; coll++) {
+		for (algo = 1; algo < KCOLL_NUM_ALGORITHMS; algo++) {
 			if (!kcoll_sched_supports(algo, coll, false))
 				continue;
 			for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -383,7 +383,7 @@ TEST(all_schedules_complete)
 					free(st);
 				}
 				EXPECT_EQ(sends, r.messages);
-				if (n > 1 && coll != KCOLL_COLL_BARRIER)
+				if (n > 1 && coll != KCOLL_BARRIER)
 					EXPECT_LT(0, r.time);
 				simnet_result_free(&r);
 				runs++;
@@ -405,9 +405,9 @@ TEST(deterministic)
 		c.red_bw = 8e9;
 		c.fab.topo = SIMNET_FATTREE;
 		c.fab.ranks_per_node = 2;
-		c.args.coll = KCOLL_COLL_ALLREDUCE;
+		c.args.coll = KCOLL_ALLREDUCE;
 		c.args.count = 1 << 20;
-		c.algo = KCOLL_ALGO_DBTREE;
+		c.algo = KCOLL_ALG_DBTREE;
 		c.chunk_bytes = 64 << 10;
 		ASSERT_EQ(0, simnet_run(&c, &r[i])) TH_LOG("%s", r[i].err);
 	}

@@ -14,6 +14,7 @@
 #include "kselftest_harness.h"
 
 #include "../../tools/kcoll-perf/perf_core.c"
+#include "../../tools/kcoll-perf/perf_opts.c"
 
 static int parse(struct perf_opts *o, char *err, ...)
 {

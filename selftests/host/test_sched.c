@@ -65,8 +65,8 @@ static const enum kcoll_datatype dk_dtype[DK_COUNT] = {
 };
 
 struct trun {
-	enum kcoll_algo algo;
-	enum kcoll_coll_type coll;
+	enum kcoll_algorithm algo;
+	enum kcoll_collective coll;
 	u32 p, root;
 	u64 count;
 	bool in_place;
@@ -88,10 +88,10 @@ struct trun {
 	char msg[700];
 };
 
-static bool is_red(enum kcoll_coll_type c)
+static bool is_red(enum kcoll_collective c)
 {
-	return c == KCOLL_COLL_REDUCE || c == KCOLL_COLL_ALLREDUCE ||
-	       c == KCOLL_COLL_REDUCE_SCATTER || c == KCOLL_COLL_REDUCE_SCATTERV;
+	return c == KCOLL_REDUCE || c == KCOLL_ALLREDUCE ||
+	       c == KCOLL_REDUCE_SCATTER || c == KCOLL_REDUCE_SCATTERV;
 }
 
 static void a2av_rank_args(void *ctx, u32 rank, struct kcoll_coll_args *a)
@@ -112,15 +112,15 @@ static const u8 *in_ptr(struct trun *t, u32 j)
 	bool ip = t->in_place;
 
 	switch (t->coll) {
-	case KCOLL_COLL_BROADCAST:
-	case KCOLL_COLL_SCATTER:
-	case KCOLL_COLL_REDUCE:
+	case KCOLL_BROADCAST:
+	case KCOLL_SCATTER:
+	case KCOLL_REDUCE:
 		return j == t->root && ip ? t->recv0[j] : t->send0[j];
-	case KCOLL_COLL_GATHER:
+	case KCOLL_GATHER:
 		return j == t->root && ip ? t->recv0[j] + (u64)j * B : t->send0[j];
-	case KCOLL_COLL_ALLGATHER:
+	case KCOLL_ALLGATHER:
 		return ip ? t->recv0[j] + (u64)j * B : t->send0[j];
-	case KCOLL_COLL_ALLGATHERV:
+	case KCOLL_ALLGATHERV:
 		return ip ? t->recv0[j] + t->displs[j] * es : t->send0[j];
 	default:
 		return ip ? t->recv0[j] : t->send0[j];
@@ -160,19 +160,19 @@ static void ref_elem(struct trun *t, u64 off, u32 b, u64 e, u8 *out)
 		float v;
 
 		switch (t->algo) {
-		case KCOLL_ALGO_RING:
+		case KCOLL_ALG_RING:
 			v = ord_ring(p, b);
 			break;
-		case KCOLL_ALGO_RECDBL:
+		case KCOLL_ALG_RECDBL:
 			v = ord_recdbl(p);
 			break;
-		case KCOLL_ALGO_RABENSEIFNER:
+		case KCOLL_ALG_RABENSEIFNER:
 			v = ord_rabenseifner(p);
 			break;
-		case KCOLL_ALGO_BINOMIAL:
-			v = ord_binomial(p, t->coll == KCOLL_COLL_ALLREDUCE ? 0 : t->root, 0);
+		case KCOLL_ALG_BINOMIAL:
+			v = ord_binomial(p, t->coll == KCOLL_ALLREDUCE ? 0 : t->root, 0);
 			break;
-		case KCOLL_ALGO_DBTREE:
+		case KCOLL_ALG_DBTREE:
 			v = ord_dbtree(p, e < (t->count + 1) / 2 ? 0 : 1, 0);
 			break;
 		default:	/* CHAIN */
@@ -229,30 +229,30 @@ static int check_rank_out(struct trun *t, struct kcoll_sim *s, u32 r)
 	memcpy(exp, t->recv0[r], len);
 	memset(mask, 1, len);
 	switch (t->coll) {
-	case KCOLL_COLL_BROADCAST:
+	case KCOLL_BROADCAST:
 		memcpy(exp, in_ptr(t, t->root), B);
 		break;
-	case KCOLL_COLL_SCATTER:
+	case KCOLL_SCATTER:
 		if (!(r == t->root && t->in_place))
 			memcpy(exp, in_ptr(t, t->root) + (u64)r * B, B);
 		break;
-	case KCOLL_COLL_GATHER:
+	case KCOLL_GATHER:
 		if (r == t->root)
 			for (j = 0; j < p; j++)
 				cpy(exp + j * B, t->inp[j], B);
 		break;
-	case KCOLL_COLL_REDUCE:
+	case KCOLL_REDUCE:
 		if (r != t->root)
 			break;
 		/* fall through */
-	case KCOLL_COLL_ALLREDUCE:
+	case KCOLL_ALLREDUCE:
 		memcpy(exp, t->refv, B);
 		break;
-	case KCOLL_COLL_ALLGATHER:
+	case KCOLL_ALLGATHER:
 		for (j = 0; j < p; j++)
 			cpy(exp + j * B, t->inp[j], B);
 		break;
-	case KCOLL_COLL_REDUCE_SCATTER: {
+	case KCOLL_REDUCE_SCATTER: {
 		u64 o = t->in_place ? (u64)r * B : 0;
 
 		if (t->in_place)
@@ -261,15 +261,15 @@ static int check_rank_out(struct trun *t, struct kcoll_sim *s, u32 r)
 		memset(mask + o, 1, B);
 		break;
 	}
-	case KCOLL_COLL_ALLTOALL:
+	case KCOLL_ALLTOALL:
 		for (j = 0; j < p; j++)
 			cpy(exp + j * B, t->inp[j] + (u64)r * B, B);
 		break;
-	case KCOLL_COLL_ALLGATHERV:
+	case KCOLL_ALLGATHERV:
 		for (j = 0; j < p; j++)
 			cpy(exp + t->displs[j] * es, t->inp[j], t->counts[j] * es);
 		break;
-	case KCOLL_COLL_REDUCE_SCATTERV: {
+	case KCOLL_REDUCE_SCATTERV: {
 		u64 o = t->in_place ? t->displs[r] * es : 0;
 
 		if (t->in_place)
@@ -278,7 +278,7 @@ static int check_rank_out(struct trun *t, struct kcoll_sim *s, u32 r)
 		memset(mask + o, 1, t->counts[r] * es);
 		break;
 	}
-	case KCOLL_COLL_ALLTOALLV:
+	case KCOLL_ALLTOALLV:
 		for (j = 0; j < p; j++) {
 			u64 n = t->a2a_rc[(u64)r * p + j] * es;
 			const u8 *src = t->in_place ?
@@ -312,15 +312,15 @@ static int make_ref(struct trun *t)
 	u32 p = t->p;
 
 	switch (t->coll) {
-	case KCOLL_COLL_REDUCE:
-	case KCOLL_COLL_ALLREDUCE:
+	case KCOLL_REDUCE:
+	case KCOLL_ALLREDUCE:
 		t->refv = malloc(t->count * es + 1);
 		if (!t->refv)
 			return -1;
 		for (e = 0; e < t->count; e++)
 			ref_elem(t, e * es, part_of(t->count, p, e), e, t->refv + e * es);
 		return 0;
-	case KCOLL_COLL_REDUCE_SCATTER:
+	case KCOLL_REDUCE_SCATTER:
 		t->refv = malloc((u64)p * t->count * es + 1);
 		if (!t->refv)
 			return -1;
@@ -382,7 +382,7 @@ static int make_v(struct trun *t, bool sparse)
 	u32 p = t->p, i, j;
 	u64 o;
 
-	if (t->coll == KCOLL_COLL_ALLTOALLV) {
+	if (t->coll == KCOLL_ALLTOALLV) {
 		t->mat = calloc((u64)p * p, 8);
 		t->a2a_sc = calloc((u64)p * p, 8);
 		t->a2a_sd = calloc((u64)p * p, 8);
@@ -457,7 +457,7 @@ static int run_one(struct trun *t, struct sweep_stats *st)
 	cfg.args.counts = t->counts;
 	cfg.args.displs = t->displs;
 	cfg.ctx = t;
-	if (t->coll == KCOLL_COLL_ALLTOALLV)
+	if (t->coll == KCOLL_ALLTOALLV)
 		cfg.rank_args = a2av_rank_args;
 	cfg.mutate = t->mutate;
 	cfg.engine = t->engine;
@@ -465,7 +465,7 @@ static int run_one(struct trun *t, struct sweep_stats *st)
 	cfg.chunk_bytes = t->chunk;
 	cfg.dtype = dk_dtype[t->dk];
 	cfg.op = KCOLL_SUM;
-	cfg.check_barrier = t->coll == KCOLL_COLL_BARRIER;
+	cfg.check_barrier = t->coll == KCOLL_BARRIER;
 	cfg.hazard_sample = mode_full() ? 0 : 40;
 
 	if (kcoll_sim_setup(&s, &cfg)) {
@@ -535,22 +535,22 @@ out_sim:
 
 /* ---- sweep ---------------------------------------------------------------------------- */
 
-static bool is_vcoll(enum kcoll_coll_type c)
+static bool is_vcoll(enum kcoll_collective c)
 {
-	return c == KCOLL_COLL_ALLGATHERV || c == KCOLL_COLL_REDUCE_SCATTERV ||
-	       c == KCOLL_COLL_ALLTOALLV;
+	return c == KCOLL_ALLGATHERV || c == KCOLL_REDUCE_SCATTERV ||
+	       c == KCOLL_ALLTOALLV;
 }
 
-static bool is_rooted(enum kcoll_coll_type c)
+static bool is_rooted(enum kcoll_collective c)
 {
-	return c == KCOLL_COLL_BROADCAST || c == KCOLL_COLL_SCATTER || c == KCOLL_COLL_GATHER ||
-	       c == KCOLL_COLL_REDUCE;
+	return c == KCOLL_BROADCAST || c == KCOLL_SCATTER || c == KCOLL_GATHER ||
+	       c == KCOLL_REDUCE;
 }
 
 /* count is the whole vector (else it is per rank / per block) */
-static bool is_vector(enum kcoll_coll_type c)
+static bool is_vector(enum kcoll_collective c)
 {
-	return c == KCOLL_COLL_BROADCAST || c == KCOLL_COLL_REDUCE || c == KCOLL_COLL_ALLREDUCE;
+	return c == KCOLL_BROADCAST || c == KCOLL_REDUCE || c == KCOLL_ALLREDUCE;
 }
 
 /*
@@ -558,10 +558,10 @@ static bool is_vector(enum kcoll_coll_type c)
  * meets everyone, Bruck all-to-all packs O(nranks) runs): simulating all ranks costs
  * nranks^2 whatever the count.
  */
-static bool is_quadratic(enum kcoll_algo a, enum kcoll_coll_type c)
+static bool is_quadratic(enum kcoll_algorithm a, enum kcoll_collective c)
 {
-	return a == KCOLL_ALGO_RING || a == KCOLL_ALGO_PAIRWISE ||
-	       (a == KCOLL_ALGO_BRUCK && c == KCOLL_COLL_ALLTOALL);
+	return a == KCOLL_ALG_RING || a == KCOLL_ALG_PAIRWISE ||
+	       (a == KCOLL_ALG_BRUCK && c == KCOLL_ALLTOALL);
 }
 
 static bool sampled_p(u32 p)
@@ -599,7 +599,7 @@ static void set_variant(struct trun *t, u32 vi, bool big)
 		t->chunk = 0;
 		k = kk[vi] > 1 ? 1 : kk[vi];
 	}
-	if (t->coll == KCOLL_COLL_BARRIER)
+	if (t->coll == KCOLL_BARRIER)
 		t->count = 0;
 	else if (is_vector(t->coll))
 		t->count = big ? (u64)p * k + rr[vi] : small[vi];
@@ -625,7 +625,7 @@ struct sweep_res {
 	char msg[800];
 };
 
-static int sweep(enum kcoll_algo algo, struct sweep_res *res)
+static int sweep(enum kcoll_algorithm algo, struct sweep_res *res)
 {
 	u32 p, c, vi, pmax = PMAX, all_below = 24, quad = KCOLL_QUAD_MAX;
 	bool full = mode_full();
@@ -645,19 +645,19 @@ static int sweep(enum kcoll_algo algo, struct sweep_res *res)
 	/* keep freed buffers in the heap: no mmap/munmap and page faults per run */
 	mallopt(M_MMAP_THRESHOLD, 512 << 20);
 	mallopt(M_TRIM_THRESHOLD, 1 << 30);
-	for (c = 0; c < KCOLL_COLL_COUNT; c++) {
+	for (c = 0; c < KCOLL_NUM_COLLECTIVES; c++) {
 		double tc = now_s();
 
-		if (!kcoll_sched_supports(algo, (enum kcoll_coll_type)c, false))
+		if (!kcoll_sched_supports(algo, (enum kcoll_collective)c, false))
 			continue;
 		if (c && getenv("KCOLL_SCHED_VERBOSE"))
 			ksft_print_msg("  ... %.2f s\n", tc - tprev);
 		tprev = tc;
 		if (getenv("KCOLL_SCHED_VERBOSE"))
 			ksft_print_msg("%s %s\n", kcoll_algo_name(algo),
-				       kcoll_coll_name((enum kcoll_coll_type)c));
+				       kcoll_coll_name((enum kcoll_collective)c));
 		for (p = 1; p <= pmax; p++) {
-			bool quadp = is_quadratic(algo, (enum kcoll_coll_type)c);
+			bool quadp = is_quadratic(algo, (enum kcoll_collective)c);
 			u32 v0, v1;
 
 			if (quadp && !full && p > quad && p != 200 && p != 256 && p != 257 &&
@@ -685,7 +685,7 @@ static int sweep(enum kcoll_algo algo, struct sweep_res *res)
 
 				memset(&t, 0, sizeof(t));
 				t.algo = algo;
-				t.coll = (enum kcoll_coll_type)c;
+				t.coll = (enum kcoll_collective)c;
 				t.p = p;
 				trng = 0x1234567ULL * (p + 1) + 77 * c + vi + algo * 1000003ULL;
 				set_variant(&t, vi, big);
@@ -751,14 +751,14 @@ TEST_F_TIMEOUT(sched, sweep_##name, 3600)					\
 	fflush(stdout);								\
 }
 
-SWEEP_TEST(ring, KCOLL_ALGO_RING)
-SWEEP_TEST(recdbl, KCOLL_ALGO_RECDBL)
-SWEEP_TEST(rabenseifner, KCOLL_ALGO_RABENSEIFNER)
-SWEEP_TEST(binomial, KCOLL_ALGO_BINOMIAL)
-SWEEP_TEST(dbtree, KCOLL_ALGO_DBTREE)
-SWEEP_TEST(chain, KCOLL_ALGO_CHAIN)
-SWEEP_TEST(pairwise, KCOLL_ALGO_PAIRWISE)
-SWEEP_TEST(bruck, KCOLL_ALGO_BRUCK)
+SWEEP_TEST(ring, KCOLL_ALG_RING)
+SWEEP_TEST(recdbl, KCOLL_ALG_RECDBL)
+SWEEP_TEST(rabenseifner, KCOLL_ALG_RABENSEIFNER)
+SWEEP_TEST(binomial, KCOLL_ALG_BINOMIAL)
+SWEEP_TEST(dbtree, KCOLL_ALG_DBTREE)
+SWEEP_TEST(chain, KCOLL_ALG_CHAIN)
+SWEEP_TEST(pairwise, KCOLL_ALG_PAIRWISE)
+SWEEP_TEST(bruck, KCOLL_ALG_BRUCK)
 
 
 /* ---- API --------------------------------------------------------------------------------- */
@@ -766,22 +766,22 @@ SWEEP_TEST(bruck, KCOLL_ALGO_BRUCK)
 TEST(support_matrix)
 {
 	static const struct {
-		enum kcoll_algo a;
+		enum kcoll_algorithm a;
 		u32 colls;
 	} m[] = {
-#define B(c) (1U << KCOLL_COLL_##c)
-		{ KCOLL_ALGO_RING, B(ALLREDUCE) | B(ALLGATHER) | B(REDUCE_SCATTER) |
+#define B(c) (1U << KCOLL_##c)
+		{ KCOLL_ALG_RING, B(ALLREDUCE) | B(ALLGATHER) | B(REDUCE_SCATTER) |
 				   B(ALLGATHERV) | B(REDUCE_SCATTERV) },
-		{ KCOLL_ALGO_RECDBL, B(ALLREDUCE) | B(ALLGATHER) | B(BARRIER) },
-		{ KCOLL_ALGO_RABENSEIFNER, B(ALLREDUCE) | B(REDUCE_SCATTER) },
-		{ KCOLL_ALGO_BINOMIAL, B(BROADCAST) | B(REDUCE) | B(SCATTER) | B(GATHER) |
+		{ KCOLL_ALG_RECDBL, B(ALLREDUCE) | B(ALLGATHER) | B(BARRIER) },
+		{ KCOLL_ALG_RABENSEIFNER, B(ALLREDUCE) | B(REDUCE_SCATTER) },
+		{ KCOLL_ALG_BINOMIAL, B(BROADCAST) | B(REDUCE) | B(SCATTER) | B(GATHER) |
 				       B(ALLREDUCE) | B(BARRIER) },
-		{ KCOLL_ALGO_DBTREE, B(ALLREDUCE) },
-		{ KCOLL_ALGO_CHAIN, B(BROADCAST) | B(REDUCE) },
-		{ KCOLL_ALGO_PAIRWISE, B(ALLTOALL) | B(ALLTOALLV) },
-		{ KCOLL_ALGO_BRUCK, B(ALLTOALL) | B(ALLGATHER) | B(BARRIER) },
+		{ KCOLL_ALG_DBTREE, B(ALLREDUCE) },
+		{ KCOLL_ALG_CHAIN, B(BROADCAST) | B(REDUCE) },
+		{ KCOLL_ALG_PAIRWISE, B(ALLTOALL) | B(ALLTOALLV) },
+		{ KCOLL_ALG_BRUCK, B(ALLTOALL) | B(ALLGATHER) | B(BARRIER) },
 		/* local_size 0 here: one rank per node (test_sched_hier covers the shapes) */
-		{ KCOLL_ALGO_HIER, B(ALLREDUCE) | B(BROADCAST) | B(REDUCE) | B(ALLGATHER) },
+		{ KCOLL_ALG_HIER, B(ALLREDUCE) | B(BROADCAST) | B(REDUCE) | B(ALLGATHER) },
 #undef B
 	};
 	struct kcoll_coll_args a;
@@ -792,20 +792,20 @@ TEST(support_matrix)
 
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
 		covered |= m[i].colls;
-		for (c = 0; c < KCOLL_COLL_COUNT; c++) {
+		for (c = 0; c < KCOLL_NUM_COLLECTIVES; c++) {
 			bool want = m[i].colls & (1U << c);
 
-			EXPECT_EQ(want, kcoll_sched_supports(m[i].a, (enum kcoll_coll_type)c, false));
-			EXPECT_EQ(want && c != KCOLL_COLL_BARRIER,
-				  kcoll_sched_supports(m[i].a, (enum kcoll_coll_type)c, true));
+			EXPECT_EQ(want, kcoll_sched_supports(m[i].a, (enum kcoll_collective)c, false));
+			EXPECT_EQ(want && c != KCOLL_BARRIER,
+				  kcoll_sched_supports(m[i].a, (enum kcoll_collective)c, true));
 			memset(&a, 0, sizeof(a));
-			a.coll = (enum kcoll_coll_type)c;
+			a.coll = (enum kcoll_collective)c;
 			a.nranks = 4;
 			a.rank = 1;
 			a.count = 3;
 			a.elem_size = 4;
-			if (c == KCOLL_COLL_ALLGATHERV || c == KCOLL_COLL_REDUCE_SCATTERV ||
-			    c == KCOLL_COLL_ALLTOALLV) {
+			if (c == KCOLL_ALLGATHERV || c == KCOLL_REDUCE_SCATTERV ||
+			    c == KCOLL_ALLTOALLV) {
 				static const u64 cnt[4] = { 1, 2, 3, 4 }, dsp[4] = { 0, 1, 3, 6 };
 
 				a.counts = a.send_counts = cnt;
@@ -816,12 +816,12 @@ TEST(support_matrix)
 		}
 	}
 	/* every collective has at least one algorithm */
-	EXPECT_EQ((1U << KCOLL_COLL_COUNT) - 1, covered);
-	EXPECT_FALSE(kcoll_sched_supports(KCOLL_ALGO_AUTO, KCOLL_COLL_ALLREDUCE, false));
-	EXPECT_FALSE(kcoll_sched_supports(KCOLL_ALGO_COUNT, KCOLL_COLL_ALLREDUCE, false));
-	EXPECT_STREQ("reduce_scatterv", kcoll_coll_name(KCOLL_COLL_REDUCE_SCATTERV));
-	EXPECT_STREQ("rabenseifner", kcoll_algo_name(KCOLL_ALGO_RABENSEIFNER));
-	EXPECT_EQ(NULL, kcoll_coll_name(KCOLL_COLL_COUNT));
+	EXPECT_EQ((1U << KCOLL_NUM_COLLECTIVES) - 1, covered);
+	EXPECT_FALSE(kcoll_sched_supports(KCOLL_ALG_AUTO, KCOLL_ALLREDUCE, false));
+	EXPECT_FALSE(kcoll_sched_supports(KCOLL_NUM_ALGORITHMS, KCOLL_ALLREDUCE, false));
+	EXPECT_STREQ("reduce_scatterv", kcoll_coll_name(KCOLL_REDUCE_SCATTERV));
+	EXPECT_STREQ("rabenseifner", kcoll_algo_name(KCOLL_ALG_RABENSEIFNER));
+	EXPECT_EQ(NULL, kcoll_coll_name(KCOLL_NUM_COLLECTIVES));
 }
 
 TEST(bad_arguments)
@@ -832,48 +832,48 @@ TEST(bad_arguments)
 	u64 sb, rb;
 
 	memset(&a, 0, sizeof(a));
-	a.coll = KCOLL_COLL_ALLREDUCE;
+	a.coll = KCOLL_ALLREDUCE;
 	a.nranks = 4;
 	a.rank = 0;
 	a.count = 10;
 	a.elem_size = 4;
-	ASSERT_EQ(0, kcoll_sched_build(&a, KCOLL_ALGO_RING, 0, NULL, 0, &info));
-	EXPECT_EQ(-ENOSPC, kcoll_sched_build(&a, KCOLL_ALGO_RING, 0, st, 4, &info));
-	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALGO_AUTO, 0, NULL, 0, &info));
-	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALGO_RING, 0, NULL, 0, NULL));
+	ASSERT_EQ(0, kcoll_sched_build(&a, KCOLL_ALG_RING, 0, NULL, 0, &info));
+	EXPECT_EQ(-ENOSPC, kcoll_sched_build(&a, KCOLL_ALG_RING, 0, st, 4, &info));
+	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALG_AUTO, 0, NULL, 0, &info));
+	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALG_RING, 0, NULL, 0, NULL));
 	a.rank = 4;
-	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALGO_RING, 0, NULL, 0, &info));
+	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALG_RING, 0, NULL, 0, &info));
 	a.rank = 0;
 	a.elem_size = 0;
-	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALGO_RING, 0, NULL, 0, &info));
+	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALG_RING, 0, NULL, 0, &info));
 	a.elem_size = 4;
 	a.nranks = 0;
-	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALGO_RING, 0, NULL, 0, &info));
+	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALG_RING, 0, NULL, 0, &info));
 	a.nranks = 4;
 	a.count = 1ULL << 62;
-	EXPECT_EQ(-EOVERFLOW, kcoll_sched_build(&a, KCOLL_ALGO_RING, 0, NULL, 0, &info));
+	EXPECT_EQ(-EOVERFLOW, kcoll_sched_build(&a, KCOLL_ALG_RING, 0, NULL, 0, &info));
 	a.count = 10;
-	a.coll = KCOLL_COLL_BROADCAST;
+	a.coll = KCOLL_BROADCAST;
 	a.root = 4;
-	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALGO_BINOMIAL, 0, NULL, 0, &info));
-	a.coll = KCOLL_COLL_ALLGATHERV;	/* arrays missing */
-	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALGO_RING, 0, NULL, 0, &info));
-	a.coll = KCOLL_COLL_BARRIER;
+	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALG_BINOMIAL, 0, NULL, 0, &info));
+	a.coll = KCOLL_ALLGATHERV;	/* arrays missing */
+	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALG_RING, 0, NULL, 0, &info));
+	a.coll = KCOLL_BARRIER;
 	a.in_place = true;
-	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALGO_BRUCK, 0, NULL, 0, &info));
+	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALG_BRUCK, 0, NULL, 0, &info));
 	/* buffer sizes per the conventions */
 	a.in_place = false;
-	a.coll = KCOLL_COLL_ALLGATHER;
+	a.coll = KCOLL_ALLGATHER;
 	a.rank = 2;
 	ASSERT_EQ(0, kcoll_sched_buf_bytes(&a, &sb, &rb));
 	EXPECT_EQ(40, sb);
 	EXPECT_EQ(160, rb);
 	a.in_place = true;
-	a.coll = KCOLL_COLL_REDUCE_SCATTER;
+	a.coll = KCOLL_REDUCE_SCATTER;
 	ASSERT_EQ(0, kcoll_sched_buf_bytes(&a, &sb, &rb));
 	EXPECT_EQ(0, sb);
 	EXPECT_EQ(160, rb);
-	a.coll = KCOLL_COLL_GATHER;
+	a.coll = KCOLL_GATHER;
 	a.root = 1;
 	a.in_place = false;
 	ASSERT_EQ(0, kcoll_sched_buf_bytes(&a, &sb, &rb));
@@ -890,10 +890,10 @@ TEST(bad_arguments)
  */
 TEST(size_limit_eoverflow)
 {
-	static const enum kcoll_coll_type colls[] = {
-		KCOLL_COLL_BROADCAST, KCOLL_COLL_SCATTER, KCOLL_COLL_GATHER, KCOLL_COLL_REDUCE,
-		KCOLL_COLL_ALLREDUCE, KCOLL_COLL_ALLGATHER, KCOLL_COLL_REDUCE_SCATTER,
-		KCOLL_COLL_ALLTOALL,
+	static const enum kcoll_collective colls[] = {
+		KCOLL_BROADCAST, KCOLL_SCATTER, KCOLL_GATHER, KCOLL_REDUCE,
+		KCOLL_ALLREDUCE, KCOLL_ALLGATHER, KCOLL_REDUCE_SCATTER,
+		KCOLL_ALLTOALL,
 	};
 	static const u32 sizes[] = { 1, 2, 4, 8 }, ranks[] = { 1, 3, 4, 4096 };
 	const u64 lim = (u64)1 << 56;
@@ -917,7 +917,7 @@ TEST(size_limit_eoverflow)
 				}
 			}
 	/* the 2^62 of the report */
-	a.coll = KCOLL_COLL_ALLREDUCE;
+	a.coll = KCOLL_ALLREDUCE;
 	a.nranks = 3;
 	a.elem_size = 4;
 	a.count = (u64)1 << 62;
@@ -931,8 +931,8 @@ TEST(size_limit_eoverflow)
 	a.send_counts = sc;
 	a.send_displs = sd;
 	for (c = 0; c < 3; c++) {
-		a.coll = c == 0 ? KCOLL_COLL_ALLGATHERV : c == 1 ? KCOLL_COLL_REDUCE_SCATTERV :
-			 KCOLL_COLL_ALLTOALLV;
+		a.coll = c == 0 ? KCOLL_ALLGATHERV : c == 1 ? KCOLL_REDUCE_SCATTERV :
+			 KCOLL_ALLTOALLV;
 		memset(counts, 0, sizeof(counts));
 		memset(displs, 0, sizeof(displs));
 		counts[1] = 1;
@@ -965,16 +965,16 @@ TEST(selection)
 
 	kcoll_sched_tuning_default(&t);
 	/* always a supporting algorithm, and a pure function of the inputs */
-	for (c = 0; c < KCOLL_COLL_COUNT; c++)
+	for (c = 0; c < KCOLL_NUM_COLLECTIVES; c++)
 		for (p = 1; p <= 1024; p = p * 3 + 1) {
 			u64 bytes;
 
 			for (bytes = 0; bytes < (1ULL << 30); bytes = bytes * 8 + 1) {
-				enum kcoll_algo a = kcoll_sched_select((enum kcoll_coll_type)c, p, bytes,
+				enum kcoll_algorithm a = kcoll_sched_select((enum kcoll_collective)c, p, bytes,
 								       &t);
 
-				ASSERT_TRUE(kcoll_sched_supports(a, (enum kcoll_coll_type)c, false));
-				ASSERT_EQ(a, kcoll_sched_select((enum kcoll_coll_type)c, p, bytes, NULL));
+				ASSERT_TRUE(kcoll_sched_supports(a, (enum kcoll_collective)c, false));
+				ASSERT_EQ(a, kcoll_sched_select((enum kcoll_collective)c, p, bytes, NULL));
 			}
 		}
 	/* the rules, at given thresholds (the defaults come from kcoll-sim's model and may
@@ -983,23 +983,23 @@ TEST(selection)
 	t.small_bytes = 16 << 10;
 	t.medium_bytes = 1 << 20;
 	t.tree_ranks = 16;
-	EXPECT_EQ(KCOLL_ALGO_RECDBL, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, 4, 8, &t));
-	EXPECT_EQ(KCOLL_ALGO_RING, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, 3, 16 << 20, &t));
-	EXPECT_EQ(KCOLL_ALGO_DBTREE, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, 64, 16 << 20, &t));
-	EXPECT_EQ(KCOLL_ALGO_CHAIN, kcoll_sched_select(KCOLL_COLL_BROADCAST, 4, 16 << 20, &t));
-	EXPECT_EQ(KCOLL_ALGO_BRUCK, kcoll_sched_select(KCOLL_COLL_BARRIER, 3, 0, &t));
+	EXPECT_EQ(KCOLL_ALG_RECDBL, kcoll_sched_select(KCOLL_ALLREDUCE, 4, 8, &t));
+	EXPECT_EQ(KCOLL_ALG_RING, kcoll_sched_select(KCOLL_ALLREDUCE, 3, 16 << 20, &t));
+	EXPECT_EQ(KCOLL_ALG_DBTREE, kcoll_sched_select(KCOLL_ALLREDUCE, 64, 16 << 20, &t));
+	EXPECT_EQ(KCOLL_ALG_CHAIN, kcoll_sched_select(KCOLL_BROADCAST, 4, 16 << 20, &t));
+	EXPECT_EQ(KCOLL_ALG_BRUCK, kcoll_sched_select(KCOLL_BARRIER, 3, 0, &t));
 	/* configuration forces an algorithm; one that cannot do the collective is ignored */
-	t.algo[KCOLL_COLL_ALLREDUCE] = KCOLL_ALGO_RABENSEIFNER;
-	t.algo[KCOLL_COLL_BROADCAST] = KCOLL_ALGO_PAIRWISE;
-	EXPECT_EQ(KCOLL_ALGO_RABENSEIFNER, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, 3, 8, &t));
-	EXPECT_EQ(KCOLL_ALGO_CHAIN, kcoll_sched_select(KCOLL_COLL_BROADCAST, 4, 16 << 20, &t));
+	t.algo[KCOLL_ALLREDUCE] = KCOLL_ALG_RABENSEIFNER;
+	t.algo[KCOLL_BROADCAST] = KCOLL_ALG_PAIRWISE;
+	EXPECT_EQ(KCOLL_ALG_RABENSEIFNER, kcoll_sched_select(KCOLL_ALLREDUCE, 3, 8, &t));
+	EXPECT_EQ(KCOLL_ALG_CHAIN, kcoll_sched_select(KCOLL_BROADCAST, 4, 16 << 20, &t));
 	/* per call: a request wins, or is refused */
-	EXPECT_EQ(KCOLL_ALGO_RING, kcoll_sched_choose(KCOLL_COLL_ALLREDUCE, 3, 8, false,
-						      KCOLL_ALGO_RING, &t));
-	EXPECT_EQ(-EINVAL, kcoll_sched_choose(KCOLL_COLL_ALLREDUCE, 3, 8, false,
-					      KCOLL_ALGO_BRUCK, &t));
-	EXPECT_EQ(KCOLL_ALGO_RABENSEIFNER, kcoll_sched_choose(KCOLL_COLL_ALLREDUCE, 3, 8, true,
-							      KCOLL_ALGO_AUTO, &t));
+	EXPECT_EQ(KCOLL_ALG_RING, kcoll_sched_choose(KCOLL_ALLREDUCE, 3, 8, false,
+						      KCOLL_ALG_RING, &t));
+	EXPECT_EQ(-EINVAL, kcoll_sched_choose(KCOLL_ALLREDUCE, 3, 8, false,
+					      KCOLL_ALG_BRUCK, &t));
+	EXPECT_EQ(KCOLL_ALG_RABENSEIFNER, kcoll_sched_choose(KCOLL_ALLREDUCE, 3, 8, true,
+							      KCOLL_ALG_AUTO, &t));
 }
 
 /* the fingerprint of the first call below, as the module computed it before local_size */
@@ -1013,32 +1013,32 @@ TEST(fingerprint)
 	u32 r;
 
 	memset(&a, 0, sizeof(a));
-	a.coll = KCOLL_COLL_ALLREDUCE;
+	a.coll = KCOLL_ALLREDUCE;
 	a.nranks = 3;
 	a.count = 100;
 	a.elem_size = 4;
-	f0 = kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 4096);
+	f0 = kcoll_sched_fingerprint(&a, KCOLL_ALG_RING, 4096);
 	for (r = 0; r < 3; r++) {
 		a.rank = r;
-		EXPECT_EQ(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 4096));
+		EXPECT_EQ(f0, kcoll_sched_fingerprint(&a, KCOLL_ALG_RING, 4096));
 	}
-	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 8192));
-	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RECDBL, 4096));
+	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALG_RING, 8192));
+	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALG_RECDBL, 4096));
 	/* locality: flat calls (0 or 1) keep the value of before locality existed */
 	EXPECT_EQ(FP_FLAT_RING_4096, f0);
 	a.local_size = 1;
-	EXPECT_EQ(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 4096));
+	EXPECT_EQ(f0, kcoll_sched_fingerprint(&a, KCOLL_ALG_RING, 4096));
 	a.local_size = 3;
-	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 4096));
+	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALG_RING, 4096));
 	a.local_size = 0;
 	a.count = 101;
-	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 4096));
-	a.coll = KCOLL_COLL_ALLGATHERV;
+	EXPECT_NE(f0, kcoll_sched_fingerprint(&a, KCOLL_ALG_RING, 4096));
+	a.coll = KCOLL_ALLGATHERV;
 	a.counts = cnt;
 	a.displs = dsp;
-	f = kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 0);
+	f = kcoll_sched_fingerprint(&a, KCOLL_ALG_RING, 0);
 	a.counts = cnt2;
-	EXPECT_NE(f, kcoll_sched_fingerprint(&a, KCOLL_ALGO_RING, 0));
+	EXPECT_NE(f, kcoll_sched_fingerprint(&a, KCOLL_ALG_RING, 0));
 }
 
 /*
@@ -1055,13 +1055,13 @@ TEST(step_tag_alltoallv)
 	u64 tag = (5ULL << 32) | 0x1234abcd;
 
 	memset(&a, 0, sizeof(a));
-	a.coll = KCOLL_COLL_ALLTOALLV;
+	a.coll = KCOLL_ALLTOALLV;
 	a.nranks = 2;
 	EXPECT_EQ(kcoll_sched_step_tag(&a, tag, &s8), kcoll_sched_step_tag(&a, tag, &r8));
 	EXPECT_NE(kcoll_sched_step_tag(&a, tag, &s8), kcoll_sched_step_tag(&a, tag, &r16));
 	/* the operation's sequence number stays in the upper half */
 	EXPECT_EQ(5ULL, kcoll_sched_step_tag(&a, tag, &r16) >> 32);
-	a.coll = KCOLL_COLL_ALLTOALL;
+	a.coll = KCOLL_ALLTOALL;
 	EXPECT_EQ(tag, kcoll_sched_step_tag(&a, tag, &r16));
 }
 
@@ -1208,7 +1208,7 @@ static void mutate(void *ctx, u32 rank, struct kcoll_step *st, struct kcoll_sche
 	}
 }
 
-static int run_mutated(int kind, enum kcoll_algo algo, enum kcoll_coll_type coll, u32 p,
+static int run_mutated(int kind, enum kcoll_algorithm algo, enum kcoll_collective coll, u32 p,
 		       char *msg, size_t len)
 {
 	struct sweep_stats st;
@@ -1235,28 +1235,28 @@ TEST(simulator_catches_bugs)
 {
 	char msg[700];
 
-	ASSERT_EQ(0, run_mutated(-1, KCOLL_ALGO_RING, KCOLL_COLL_ALLREDUCE, 4, msg, sizeof(msg)));
-	ASSERT_EQ(-1, run_mutated(0, KCOLL_ALGO_RING, KCOLL_COLL_ALLREDUCE, 4, msg, sizeof(msg)));
+	ASSERT_EQ(0, run_mutated(-1, KCOLL_ALG_RING, KCOLL_ALLREDUCE, 4, msg, sizeof(msg)));
+	ASSERT_EQ(-1, run_mutated(0, KCOLL_ALG_RING, KCOLL_ALLREDUCE, 4, msg, sizeof(msg)));
 	TH_LOG("dropped send: %s", msg);
 	EXPECT_NE(NULL, strstr(msg, "UNMATCHED"));
-	ASSERT_EQ(-1, run_mutated(1, KCOLL_ALGO_RING, KCOLL_COLL_ALLREDUCE, 4, msg, sizeof(msg)));
+	ASSERT_EQ(-1, run_mutated(1, KCOLL_ALG_RING, KCOLL_ALLREDUCE, 4, msg, sizeof(msg)));
 	TH_LOG("short send: %s", msg);
 	EXPECT_NE(NULL, strstr(msg, "matched a"));
-	ASSERT_EQ(-1, run_mutated(2, KCOLL_ALGO_BRUCK, KCOLL_COLL_ALLGATHER, 5, msg,
+	ASSERT_EQ(-1, run_mutated(2, KCOLL_ALG_BRUCK, KCOLL_ALLGATHER, 5, msg,
 				  sizeof(msg)));
 	TH_LOG("overlap: %s", msg);
 	EXPECT_NE(NULL, strstr(msg, "concurrently"));
-	ASSERT_EQ(-1, run_mutated(3, KCOLL_ALGO_RING, KCOLL_COLL_ALLGATHER, 3, msg, sizeof(msg)));
+	ASSERT_EQ(-1, run_mutated(3, KCOLL_ALG_RING, KCOLL_ALLGATHER, 3, msg, sizeof(msg)));
 	TH_LOG("out of bounds: %s", msg);
 	EXPECT_NE(NULL, strstr(msg, "outside"));
-	ASSERT_EQ(-1, run_mutated(4, KCOLL_ALGO_PAIRWISE, KCOLL_COLL_ALLTOALL, 2, msg,
+	ASSERT_EQ(-1, run_mutated(4, KCOLL_ALG_PAIRWISE, KCOLL_ALLTOALL, 2, msg,
 				  sizeof(msg)));
 	TH_LOG("deadlock: %s", msg);
 	EXPECT_NE(NULL, strstr(msg, "deadlock"));
-	ASSERT_EQ(-1, run_mutated(5, KCOLL_ALGO_RING, KCOLL_COLL_ALLREDUCE, 4, msg, sizeof(msg)));
+	ASSERT_EQ(-1, run_mutated(5, KCOLL_ALG_RING, KCOLL_ALLREDUCE, 4, msg, sizeof(msg)));
 	TH_LOG("missed reduction: %s", msg);
 	EXPECT_NE(NULL, strstr(msg, "receive buffer byte"));
-	ASSERT_EQ(-1, run_mutated(6, KCOLL_ALGO_BRUCK, KCOLL_COLL_BARRIER, 5, msg, sizeof(msg)));
+	ASSERT_EQ(-1, run_mutated(6, KCOLL_ALG_BRUCK, KCOLL_BARRIER, 5, msg, sizeof(msg)));
 	TH_LOG("short barrier: %s", msg);
 	EXPECT_NE(NULL, strstr(msg, "without hearing"));
 }
@@ -1284,8 +1284,8 @@ TEST(float_order_matters)
 	/* the same run with the AVX2 engine: identical (bit-exact check against the order) */
 	memset(&t, 0, sizeof(t));
 	memset(&st, 0, sizeof(st));
-	t.algo = KCOLL_ALGO_RING;
-	t.coll = KCOLL_COLL_ALLREDUCE;
+	t.algo = KCOLL_ALG_RING;
+	t.coll = KCOLL_ALLREDUCE;
 	t.p = 7;
 	t.count = 7 * 40 + 3;
 	t.dk = DK_F32_SUM;
@@ -1306,15 +1306,15 @@ TEST(float_order_matters)
  * The page states the bits; the test checks both the bits and that the page still says so.
  */
 static const struct {
-	enum kcoll_algo algo;
+	enum kcoll_algorithm algo;
 	u16 want;
 	const char *text;	/* as the man page source has it */
 } avg_example[] = {
-	{ KCOLL_ALGO_RING, 0x6157, "683.5 (0x6157)" },
-	{ KCOLL_ALGO_DBTREE, 0x6157, "683.5 (0x6157)" },
-	{ KCOLL_ALGO_RECDBL, 0x6155, "682.5 (0x6155)" },
-	{ KCOLL_ALGO_RABENSEIFNER, 0x6155, "682.5 (0x6155)" },
-	{ KCOLL_ALGO_BINOMIAL, 0x6155, "682.5 (0x6155)" },
+	{ KCOLL_ALG_RING, 0x6157, "683.5 (0x6157)" },
+	{ KCOLL_ALG_DBTREE, 0x6157, "683.5 (0x6157)" },
+	{ KCOLL_ALG_RECDBL, 0x6155, "682.5 (0x6155)" },
+	{ KCOLL_ALG_RABENSEIFNER, 0x6155, "682.5 (0x6155)" },
+	{ KCOLL_ALG_BINOMIAL, 0x6155, "682.5 (0x6155)" },
 };
 
 TEST(documented_avg_example)
@@ -1330,7 +1330,7 @@ TEST(documented_avg_example)
 		struct kcoll_sim s;
 
 		memset(&cfg, 0, sizeof(cfg));
-		cfg.args.coll = KCOLL_COLL_ALLREDUCE;
+		cfg.args.coll = KCOLL_ALLREDUCE;
 		cfg.args.nranks = 3;
 		cfg.args.count = 1;
 		cfg.args.elem_size = 2;

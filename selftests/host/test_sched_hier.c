@@ -42,7 +42,7 @@ static const enum kcoll_red_op dk_op[DK_COUNT] = {
 };
 
 struct hcase {
-	enum kcoll_coll_type coll;
+	enum kcoll_collective coll;
 	u32 p, L, root;
 	u64 count;
 	bool in_place;
@@ -57,10 +57,10 @@ static const u8 *in_ptr(const struct hcase *c, struct kcoll_sim_rank *k, u32 j)
 	bool ip = c->in_place;
 
 	switch (c->coll) {
-	case KCOLL_COLL_BROADCAST:
-	case KCOLL_COLL_REDUCE:
+	case KCOLL_BROADCAST:
+	case KCOLL_REDUCE:
 		return j == c->root && ip ? k->recv : k->send;
-	case KCOLL_COLL_ALLGATHER:
+	case KCOLL_ALLGATHER:
 		return ip ? k->recv + (u64)j * c->count * dk_es[c->dk] : k->send;
 	default:
 		return ip ? k->recv : k->send;
@@ -83,7 +83,7 @@ static float ref_f32(const struct hcase *c, u64 e)
 		node[n] = ord_ring(L, l);
 	}
 	memcpy(fx, node, N * sizeof(float));
-	if (c->coll == KCOLL_COLL_ALLREDUCE)
+	if (c->coll == KCOLL_ALLREDUCE)
 		return plen * 4 <= KCOLL_SCHED_HIER_SMALL ? ord_recdbl(N) :
 			ord_ring(N, part_of(plen, N, e - poff));
 	if (plen * 4 <= KCOLL_SCHED_HIER_SMALL || N <= 2)
@@ -154,7 +154,7 @@ static int run_case(const struct hcase *c, char *msg, size_t msz)
 	cfg.args.elem_size = (u32)es;
 	cfg.args.in_place = c->in_place;
 	cfg.args.local_size = c->L;
-	cfg.algo = KCOLL_ALGO_HIER;
+	cfg.algo = KCOLL_ALG_HIER;
 	cfg.chunk_bytes = c->chunk;
 	cfg.dtype = dk_dtype[c->dk];
 	cfg.op = dk_op[c->dk];
@@ -201,7 +201,7 @@ static int run_case(const struct hcase *c, char *msg, size_t msz)
 		snprintf(msg, msz, "run: %s", s.err);
 		goto out;
 	}
-	if (c->coll == KCOLL_COLL_ALLREDUCE || c->coll == KCOLL_COLL_REDUCE)
+	if (c->coll == KCOLL_ALLREDUCE || c->coll == KCOLL_REDUCE)
 		for (e = 0; e < c->count; e++)
 			ref_elem(c, e, ref + e * es);
 	for (r = 0; r < c->p; r++) {
@@ -209,14 +209,14 @@ static int run_case(const struct hcase *c, char *msg, size_t msz)
 
 		memcpy(exp, recv0[r], k->recv_len);
 		switch (c->coll) {
-		case KCOLL_COLL_BROADCAST:
+		case KCOLL_BROADCAST:
 			memcpy(exp, inp[c->root], B);
 			break;
-		case KCOLL_COLL_REDUCE:
+		case KCOLL_REDUCE:
 			if (r == c->root)
 				memcpy(exp, ref, B);
 			break;
-		case KCOLL_COLL_ALLREDUCE:
+		case KCOLL_ALLREDUCE:
 			memcpy(exp, ref, B);
 			break;
 		default:
@@ -253,8 +253,8 @@ out:
 	return ret;
 }
 
-static const enum kcoll_coll_type colls[] = {
-	KCOLL_COLL_ALLREDUCE, KCOLL_COLL_BROADCAST, KCOLL_COLL_REDUCE, KCOLL_COLL_ALLGATHER
+static const enum kcoll_collective colls[] = {
+	KCOLL_ALLREDUCE, KCOLL_BROADCAST, KCOLL_REDUCE, KCOLL_ALLGATHER
 };
 
 /* Variant vi of coll on p ranks, L per node. */
@@ -280,7 +280,7 @@ static void set_variant(struct hcase *c, u32 vi)
 	}
 	c->dk = (enum dkind)(vi % DK_COUNT);
 	c->chunk = vi % 4 == 3 ? dk_es[c->dk] * (1 + vi % 3) : 0;
-	if (c->coll == KCOLL_COLL_ALLGATHER)
+	if (c->coll == KCOLL_ALLGATHER)
 		c->count = vi % 3;
 	else if (vi % 5 < 2 || p > 300)
 		c->count = small[vi % 8];
@@ -347,11 +347,11 @@ TEST(shapes)
 TEST(large_parts)
 {
 	static const struct hcase big[] = {
-		{ KCOLL_COLL_ALLREDUCE, 6, 2, 0, 1100003, false, DK_F32_SUM, 256 << 10 },
-		{ KCOLL_COLL_ALLREDUCE, 6, 2, 0, 1100003, true, DK_U64_SUM, 0 },
-		{ KCOLL_COLL_BROADCAST, 6, 2, 3, 1100003, false, DK_U64_SUM, 256 << 10 },
-		{ KCOLL_COLL_REDUCE, 6, 2, 5, 1100003, true, DK_F32_SUM, 256 << 10 },
-		{ KCOLL_COLL_REDUCE, 6, 2, 2, 1100003, false, DK_I32_MAX, 0 },
+		{ KCOLL_ALLREDUCE, 6, 2, 0, 1100003, false, DK_F32_SUM, 256 << 10 },
+		{ KCOLL_ALLREDUCE, 6, 2, 0, 1100003, true, DK_U64_SUM, 0 },
+		{ KCOLL_BROADCAST, 6, 2, 3, 1100003, false, DK_U64_SUM, 256 << 10 },
+		{ KCOLL_REDUCE, 6, 2, 5, 1100003, true, DK_F32_SUM, 256 << 10 },
+		{ KCOLL_REDUCE, 6, 2, 2, 1100003, false, DK_I32_MAX, 0 },
 	};
 	char msg[600];
 	unsigned int i;
@@ -371,39 +371,39 @@ TEST(arguments)
 	u32 c;
 
 	memset(&a, 0, sizeof(a));
-	a.coll = KCOLL_COLL_ALLREDUCE;
+	a.coll = KCOLL_ALLREDUCE;
 	a.nranks = 12;
 	a.rank = 5;
 	a.count = 100;
 	a.elem_size = 4;
-	for (c = 0; c < KCOLL_COLL_COUNT; c++) {
-		bool want = c == KCOLL_COLL_ALLREDUCE || c == KCOLL_COLL_BROADCAST ||
-			    c == KCOLL_COLL_REDUCE || c == KCOLL_COLL_ALLGATHER;
+	for (c = 0; c < KCOLL_NUM_COLLECTIVES; c++) {
+		bool want = c == KCOLL_ALLREDUCE || c == KCOLL_BROADCAST ||
+			    c == KCOLL_REDUCE || c == KCOLL_ALLGATHER;
 
-		EXPECT_EQ(want, kcoll_sched_supports(KCOLL_ALGO_HIER, c, false));
-		EXPECT_EQ(want, kcoll_sched_supports(KCOLL_ALGO_HIER, c, true));
+		EXPECT_EQ(want, kcoll_sched_supports(KCOLL_ALG_HIER, c, false));
+		EXPECT_EQ(want, kcoll_sched_supports(KCOLL_ALG_HIER, c, true));
 	}
-	EXPECT_STREQ("hier", kcoll_algo_name(KCOLL_ALGO_HIER));
+	EXPECT_STREQ("hier", kcoll_algo_name(KCOLL_ALG_HIER));
 	/* local_size must divide nranks and not exceed it: no short last node */
 	a.local_size = 5;
-	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALGO_HIER, 0, NULL, 0, &info));
+	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALG_HIER, 0, NULL, 0, &info));
 	a.local_size = 13;
-	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALGO_HIER, 0, NULL, 0, &info));
+	EXPECT_EQ(-EINVAL, kcoll_sched_build(&a, KCOLL_ALG_HIER, 0, NULL, 0, &info));
 	a.local_size = 12;
-	EXPECT_EQ(0, kcoll_sched_build(&a, KCOLL_ALGO_HIER, 0, NULL, 0, &info));
+	EXPECT_EQ(0, kcoll_sched_build(&a, KCOLL_ALG_HIER, 0, NULL, 0, &info));
 	a.local_size = 4;
-	EXPECT_EQ(0, kcoll_sched_build(&a, KCOLL_ALGO_HIER, 0, NULL, 0, &info));
+	EXPECT_EQ(0, kcoll_sched_build(&a, KCOLL_ALG_HIER, 0, NULL, 0, &info));
 	/* flat algorithms ignore local_size */
 	a.local_size = 0;
-	ASSERT_EQ(0, kcoll_sched_build(&a, KCOLL_ALGO_RING, 0, NULL, 0, &flat));
+	ASSERT_EQ(0, kcoll_sched_build(&a, KCOLL_ALG_RING, 0, NULL, 0, &flat));
 	a.local_size = 5;
-	ASSERT_EQ(0, kcoll_sched_build(&a, KCOLL_ALGO_RING, 0, NULL, 0, &info));
+	ASSERT_EQ(0, kcoll_sched_build(&a, KCOLL_ALG_RING, 0, NULL, 0, &info));
 	EXPECT_EQ(flat.nsteps, info.nsteps);
 	/* 0 and 1 are both one rank per node */
 	a.local_size = 0;
-	ASSERT_EQ(0, kcoll_sched_build(&a, KCOLL_ALGO_HIER, 0, NULL, 0, &flat));
+	ASSERT_EQ(0, kcoll_sched_build(&a, KCOLL_ALG_HIER, 0, NULL, 0, &flat));
 	a.local_size = 1;
-	ASSERT_EQ(0, kcoll_sched_build(&a, KCOLL_ALGO_HIER, 0, NULL, 0, &info));
+	ASSERT_EQ(0, kcoll_sched_build(&a, KCOLL_ALG_HIER, 0, NULL, 0, &info));
 	EXPECT_EQ(flat.nsteps, info.nsteps);
 	EXPECT_EQ(flat.scratch_bytes, info.scratch_bytes);
 }
@@ -428,22 +428,22 @@ TEST(selection)
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
 		kcoll_sched_tuning_default(&t);
 		t.local_size = m[i].L;
-		EXPECT_EQ(m[i].hier, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, m[i].p, m[i].bytes,
-							&t) == KCOLL_ALGO_HIER);
+		EXPECT_EQ(m[i].hier, kcoll_sched_select(KCOLL_ALLREDUCE, m[i].p, m[i].bytes,
+							&t) == KCOLL_ALG_HIER);
 		if (!m[i].hier)	/* otherwise the flat choice, as without locality */
-			EXPECT_EQ(kcoll_sched_select(KCOLL_COLL_ALLREDUCE, m[i].p, m[i].bytes, &flat),
-				  kcoll_sched_select(KCOLL_COLL_ALLREDUCE, m[i].p, m[i].bytes, &t));
+			EXPECT_EQ(kcoll_sched_select(KCOLL_ALLREDUCE, m[i].p, m[i].bytes, &flat),
+				  kcoll_sched_select(KCOLL_ALLREDUCE, m[i].p, m[i].bytes, &t));
 		/* the other collectives are not chosen hierarchically (yet) */
-		for (c = 0; c < KCOLL_COLL_COUNT; c++)
-			if (c != KCOLL_COLL_ALLREDUCE)
+		for (c = 0; c < KCOLL_NUM_COLLECTIVES; c++)
+			if (c != KCOLL_ALLREDUCE)
 				EXPECT_EQ(kcoll_sched_select(c, m[i].p, m[i].bytes, &flat),
 					  kcoll_sched_select(c, m[i].p, m[i].bytes, &t));
 	}
 	/* a forced algorithm still wins */
 	kcoll_sched_tuning_default(&t);
 	t.local_size = 8;
-	t.algo[KCOLL_COLL_ALLREDUCE] = KCOLL_ALGO_RING;
-	EXPECT_EQ(KCOLL_ALGO_RING, kcoll_sched_select(KCOLL_COLL_ALLREDUCE, 64, 1024, &t));
+	t.algo[KCOLL_ALLREDUCE] = KCOLL_ALG_RING;
+	EXPECT_EQ(KCOLL_ALG_RING, kcoll_sched_select(KCOLL_ALLREDUCE, 64, 1024, &t));
 }
 
 TEST_HARNESS_MAIN

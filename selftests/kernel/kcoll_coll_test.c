@@ -620,7 +620,7 @@ TEST_F_TIMEOUT(world, fp32_random_exact_and_deterministic, 600)
 		ASSERT_EQ(0, kt_coll(self->fd, self->comm, &c, in, out2, 0, 0, 0, NULL));
 		EXPECT_EQ(0, memcmp(out1, out2, cnt * 4));
 
-		cfg.args.coll = KCOLL_COLL_ALLREDUCE;
+		cfg.args.coll = KCOLL_ALLREDUCE;
 		cfg.args.nranks = n;
 		cfg.args.count = cnt;
 		cfg.args.elem_size = 4;

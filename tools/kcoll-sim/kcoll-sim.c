@@ -402,7 +402,7 @@ static int run_row(struct opts *o, size_t bytes, struct row *w)
 
 	memset(w, 0, sizeof(*w));
 	w->count = perf_count(o->coll, bytes, o->dtype, (int)p, &w->bytes);
-	c.args.coll = (enum kcoll_coll_type)o->coll;
+	c.args.coll = (enum kcoll_collective)o->coll;
 	c.args.nranks = p;
 	c.args.root = 0;
 	c.args.count = w->count;
@@ -436,7 +436,7 @@ static int run_row(struct opts *o, size_t bytes, struct row *w)
 		tun.tree_ranks = o->tree_ranks;
 	tun.local_size = c.args.local_size;
 	/* the kernel's own choice, from the same function (kmod/kcoll_coll.c) */
-	algo = kcoll_sched_choose(c.args.coll, p, payload, false, (enum kcoll_algo)o->algo, &tun);
+	algo = kcoll_sched_choose(c.args.coll, p, payload, false, (enum kcoll_algorithm)o->algo, &tun);
 	if (algo < 0) {
 		fprintf(stderr, "%s: %s does not implement %s\n", prog, perf_algo_name(o->algo),
 			perf_coll_name(o->coll));
@@ -448,7 +448,7 @@ static int run_row(struct opts *o, size_t bytes, struct row *w)
 		free(arr);
 		return 0;
 	}
-	c.algo = (enum kcoll_algo)algo;
+	c.algo = (enum kcoll_algorithm)algo;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = simnet_run(&c, &w->res);
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -49,7 +49,7 @@ struct simnet_fabric {
 struct simnet_cfg {
 	struct simnet_fabric fab;
 	struct kcoll_coll_args args;	/* rank ignored */
-	enum kcoll_algo algo;		/* not AUTO (use kcoll_sched_choose() first) */
+	enum kcoll_algorithm algo;		/* not AUTO (use kcoll_sched_choose() first) */
 	uint64_t chunk_bytes;
 	double overhead;		/* s of CPU per posted transfer (LogP o) */
 	double red_bw;			/* bytes/s of a reduction; 0: free */
