@@ -109,7 +109,10 @@ static const struct ioctl_row ioctl_rows[] = {
 
 	/* KCOLL_IOC_COMM_CREATE (the template is a valid one-rank create) */
 	SIZE_ROWS("create", KCOLL_IOC_COMM_CREATE, KCOLL_COMM_CREATE_SIZE_VER0, -EFAULT),
-	CC("create flags 1", -EINVAL, F(kcoll_comm_create, flags, 1)),
+	/* Bits 0 and 1 choose the transport (one of them at most); the rest are unknown. */
+	CC("create flags 1<<2", -EINVAL, F(kcoll_comm_create, flags, 1u << 2)),
+	CC("create flags rdma|tcp", -EINVAL,
+	   F(kcoll_comm_create, flags, KCOLL_COMM_TRANSPORT_RDMA | KCOLL_COMM_TRANSPORT_TCP)),
 	CC("create flags 1<<31", -EINVAL, F(kcoll_comm_create, flags, 1u << 31)),
 	CC("create reserved[0]", -EINVAL, F(kcoll_comm_create, reserved[0], 1)),
 	CC("create reserved[1]", -EINVAL, F(kcoll_comm_create, reserved[1], 1)),
