@@ -8,7 +8,7 @@
 #			only by name; debug: node, smoke, cluster2, cluster2-siw, failnth,
 #			fuzz1, cluster2-tcp by name)
 #   --out DIR	results there instead of build/check[-debug] (make fuzz: build/fuzz)
-# The fuzzer suites take FUZZ_SECONDS (default 120 s, debug 1200 s), FUZZ_SEED (default: the
+# The fuzzer suites take FUZZ_SECONDS (default 180 s, debug 1200 s), FUZZ_SEED (default: the
 # time), FUZZ_THREADS and FUZZ_AVOID from the environment.
 # Results: build/check[-debug]/<suite>/nodeI/{console.log,job.log,dmesg.txt,tap/*.tap}
 set -uo pipefail
@@ -161,7 +161,7 @@ if [ "$flavour" = stock ]; then
 	# PyTorch (python3-torch): `import torch` takes 40-120 s per VM, so by name only.
 	run_suite torch2 2 2400 "sh selftests/suites/torch.sh" 1536
 	run_suite torch4 4 3000 "sh selftests/suites/torch.sh" 1536
-	fuzz_suites 120
+	fuzz_suites 180
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the
 	# stock build stays as it is.
