@@ -59,7 +59,6 @@ FIXTURE_VARIANT(fi) {
 	fn_op call;		/* the call under test, rank 0: 0 or -errno */
 	fn_op peer;		/* rank 1's part, in its thread, while the call runs */
 	fn_op check;		/* after a successful call: 0 if its result is right */
-	bool one_rank;		/* a one-rank collective or buffer: see FIXTURE_SETUP */
 };
 
 /* ioctls */
@@ -75,7 +74,7 @@ FIXTURE_VARIANT_ADD(fi, comm_abort_1) { .nranks = 1, .call = call_abort, .check 
 FIXTURE_VARIANT_ADD(fi, comm_abort_2) { .nranks = 2, .call = call_abort, .check = check_aborted };
 FIXTURE_VARIANT_ADD(fi, comm_query_1) { .nranks = 1, .call = call_query };
 FIXTURE_VARIANT_ADD(fi, buf_create_1) {
-	.nranks = 1, .call = call_buf_create, .check = check_buf, .one_rank = true };
+	.nranks = 1, .call = call_buf_create, .check = check_buf };
 FIXTURE_VARIANT_ADD(fi, buf_create_2) {
 	.nranks = 2, .call = call_buf_create, .peer = peer_buf, .check = check_buf };
 FIXTURE_VARIANT_ADD(fi, buf_destroy_2) {
@@ -95,7 +94,7 @@ FIXTURE_VARIANT_ADD(fi, wait_2) {
 	.nranks = 2, .prep = prep_wait, .call = call_wait, .peer = peer_send,
 	.check = check_received };
 FIXTURE_VARIANT_ADD(fi, allreduce_1) {
-	.nranks = 1, .call = call_allreduce, .check = check_allreduce1, .one_rank = true };
+	.nranks = 1, .call = call_allreduce, .check = check_allreduce1 };
 FIXTURE_VARIANT_ADD(fi, allreduce_2) {
 	.nranks = 2, .call = call_allreduce, .peer = peer_allreduce, .check = check_allreduce };
 FIXTURE_VARIANT_ADD(fi, allreduce_nonblock_2) {
@@ -136,11 +135,6 @@ FIXTURE_SETUP(fi)
 	/* The harness runs the test after a SKIP in set-up: self->ready says whether to. */
 	if (access(FAILNTH, F_OK))
 		SKIP(return, "kernel without fault injection (" FAILNTH ")");
-	/*
-	 * Issue 12, finding 0: on a one-rank communicator a collective on plain memory and
-	 * BUF_CREATE dereference a device the communicator does not have; KT_ONE_RANK=1 runs
-	 * those cases once that is fixed.
-	 */
 	name = variant_name(_metadata, variant);
 	if (cases) {
 		char pat[64], all[512];
@@ -150,8 +144,6 @@ FIXTURE_SETUP(fi)
 		if (!strstr(all, pat))
 			SKIP(return, "not in KT_FAILNTH_CASES");
 	}
-	if (variant->one_rank && !kt_env("KT_ONE_RANK", 0))
-		SKIP(return, "needs the one-rank fix (issue 12, finding 0): KT_ONE_RANK=1 runs it");
 	if (stat(DBG "failslab", &st))
 		mount("debugfs", DBG, "debugfs", 0, NULL);
 	for (i = 0; i < NKNOBS; i++) {
