@@ -482,6 +482,7 @@ TEST(cli_usage_errors)
 		{ "-n", NULL, NULL, "needs a value" },
 		{ "--tree-ranks", "1", NULL, "--tree-ranks: '1'" },
 		{ "--small-bytes", "1Q", NULL, "bad size '1Q'" },
+		{ "--derive-thresholds", "lab", NULL, "unknown parameter set 'lab'" },
 	};
 	struct kcoll_test_proc *p = malloc(sizeof(*p));
 	size_t i;
@@ -509,6 +510,13 @@ TEST(cli_usage_errors)
 	ASSERT_EQ(0, SIM(p, "-a", "hier", "-n", "12", "-N", "8"));
 	EXPECT_EQ(2, p->status);
 	EXPECT_NE(NULL, strstr(p->err, "multiple of --ranks-per-node")) TH_LOG("%s", p->err);
+	/* the derivation's grid is one switch, one rail, its own ranks a node */
+	ASSERT_EQ(0, SIM(p, "--derive-thresholds", "rig", "-F", "leaf-spine"));
+	EXPECT_EQ(2, p->status);
+	EXPECT_NE(NULL, strstr(p->err, "one switch")) TH_LOG("%s", p->err);
+	ASSERT_EQ(0, SIM(p, "--derive-thresholds", "datacentre", "-N", "4"));
+	EXPECT_EQ(2, p->status);
+	EXPECT_STREQ("", p->out);
 	free(p);
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "simnet.h"
+#include "derive.h"
 #include "../kcoll-perf/perf_core.h"
 #include "json_writer.h"
 
@@ -25,6 +26,7 @@ struct opts {
 	double factor;
 	bool sweep, json, quiet, choose, no_locality;
 	const char *csv;
+	const char *derive;	/* --derive-thresholds: the parameter set */
 	uint32_t nranks;
 	/* the module's selection thresholds (kcollctl config-set names); 0: the default */
 	uint64_t small_bytes, medium_bytes;
@@ -88,13 +90,20 @@ static void usage(FILE *f)
 "  -q, --quiet             no breakdown\n"
 "  -h, --help              this help\n"
 "\n"
+"Deriving the module's selection table (core/kcoll_sched_table.h):\n"
+"      --derive-thresholds SET\n"
+"                          run the grid of Documentation/scale.rst on the parameters SET\n"
+"                          (datacentre or rig; --bw, --lat, --overhead, --red-bw, --mem-bw\n"
+"                          given after it change them) and print the table as C; a\n"
+"                          comparison with the threshold rules goes to stderr unless -q\n"
+"\n"
 "Exit status: 0 done, 1 the model failed, 2 bad usage.\n", prog);
 }
 
 enum {
 	O_CHUNK = 256, O_LEAVES, O_HPL, O_SPINES, O_OVERSUB, O_BW, O_MEMBW, O_REDBW, O_LAT,
 	O_HOPLAT, O_SHMLAT, O_OVH, O_EAGER, O_CSV, O_TRACE, O_SHARE, O_SMALL, O_MEDIUM,
-	O_TREE, O_CHOOSE, O_NOLOC,
+	O_TREE, O_CHOOSE, O_NOLOC, O_DERIVE,
 };
 
 static const struct option long_opts[] = {
@@ -109,6 +118,7 @@ static const struct option long_opts[] = {
 	{ "tree-ranks", required_argument, NULL, O_TREE },
 	{ "choose", no_argument, NULL, O_CHOOSE },
 	{ "no-locality", no_argument, NULL, O_NOLOC },
+	{ "derive-thresholds", required_argument, NULL, O_DERIVE },
 	{ "fabric", required_argument, NULL, 'F' },
 	{ "ranks-per-node", required_argument, NULL, 'N' },
 	{ "rails", required_argument, NULL, 'R' },
@@ -246,6 +256,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		case O_CHOOSE:
 			o->choose = true;
 			break;
+		case O_DERIVE:
+			if (derive_preset(c, a))
+				return bad("unknown parameter set '%s'%s (datacentre, rig)", a, "");
+			o->derive = a;
+			break;
 		case 'n':
 			if (unum(a, 1, 1 << 20, &o->nranks))
 				return bad("--nranks: '%s' is not a whole number from 1 to "
@@ -364,6 +379,10 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		return bad("unexpected argument '%s'%s", argv[optind], "");
+	if (o->derive && (c->fab.topo != SIMNET_STAR || c->fab.rails != 1 || rpn_set ||
+			  same_host))
+		return bad("--derive-thresholds models one switch, one rail, its own ranks a node%s%s",
+			   "", "");
 	if (same_host && !rpn_set)
 		c->fab.ranks_per_node = o->nranks;
 	if (o->algo == KCOLL_ALG_HIER && !o->no_locality && o->nranks % c->fab.ranks_per_node)
@@ -623,6 +642,8 @@ int main(int argc, char **argv)
 	ret = parse(argc, argv, &o);
 	if (ret)
 		return ret == 1 ? 0 : 2;
+	if (o.derive)
+		return derive_thresholds(&o.cfg, o.derive, stdout, o.quiet ? NULL : stderr) ? 1 : 0;
 	if (!o.sweep) {
 		ret = run_row(&o, o.size, &w);
 		if (ret)

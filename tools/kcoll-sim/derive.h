@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * tools/kcoll-sim/derive.h - kcoll-sim --derive-thresholds: the module's per-collective
+ * selection table, derived from the model over a grid (derive.c, Documentation/scale.rst).
+ */
+#ifndef _KCOLL_SIM_DERIVE_H
+#define _KCOLL_SIM_DERIVE_H
+
+#include <stdio.h>
+
+#include "simnet.h"
+
+/*
+ * Parameter sets: "datacentre" (kcoll-sim's defaults: 100 Gb/s RDMA, one switch) and "rig"
+ * (the QEMU rig as bench/calibrate.py fitted it on 4 VMs, Documentation/sim.rst).  Sets
+ * c's link, latency, overhead and reduction parameters; -1 if the name is unknown.
+ */
+int derive_preset(struct simnet_cfg *c, const char *name);
+
+/*
+ * Run the grid on c's parameters and write the table as a C header (core/kcoll_sched_table.h)
+ * to out, and a comparison with the threshold rules to report (NULL: none).  preset names
+ * the parameters in the header's comment.  0, or -1 with a message on stderr.
+ */
+int derive_thresholds(const struct simnet_cfg *c, const char *preset, FILE *out, FILE *report);
+
+#endif /* _KCOLL_SIM_DERIVE_H */
