@@ -597,9 +597,20 @@ TEST_F(fake, buffer_errors)
 
 TEST(create_errors)
 {
+	static const struct {
+		const char *transport, *want, *not;
+	} eaddr[] = {
+		{ NULL, "is neither on an RDMA device kcoll may use nor, for TCP, a non-loopback "
+		  "address of this network namespace", NULL },
+		{ "auto", "is neither on an RDMA device kcoll may use nor, for TCP", NULL },
+		{ "rdma", "is not on an RDMA device kcoll may use (transport rdma;", "TCP" },
+		{ "tcp", "is not a non-loopback address of this network namespace (transport tcp;",
+		  "RDMA" },
+	};
 	struct kcoll_handle *h;
 	struct kcoll_comm *c = (void *)1;
 	char path[64];
+	size_t i;
 
 	clear_env();
 	memset(&fk, 0, sizeof(fk));
@@ -608,10 +619,21 @@ TEST(create_errors)
 	fk.fail = EADDRNOTAVAIL;
 	EXPECT_EQ(-EADDRNOTAVAIL, one_rank(h, NULL, &c, NULL));
 	EXPECT_EQ(NULL, c);
-	EXPECT_NE(NULL, strstr(kcoll_last_error(), "is not on an RDMA device")) {
-		TH_LOG("%s", kcoll_last_error());
-	}
 	EXPECT_EQ(0, fk.create.timeout_ms);
+	/* The EADDRNOTAVAIL message names what the transport asked for needs. */
+	for (i = 0; i < sizeof(eaddr) / sizeof(eaddr[0]); i++) {
+		KCOLL_OPTS(kcoll_comm_opts, o, .transport = eaddr[i].transport);
+
+		fk.fail = EADDRNOTAVAIL;
+		EXPECT_EQ(-EADDRNOTAVAIL, one_rank(h, &o, &c, NULL));
+		EXPECT_NE(NULL, strstr(kcoll_last_error(), eaddr[i].want)) {
+			TH_LOG("%s: %s", eaddr[i].transport ?: "(none)", kcoll_last_error());
+		}
+		if (eaddr[i].not)
+			EXPECT_EQ(NULL, strstr(kcoll_last_error(), eaddr[i].not)) {
+				TH_LOG("%s: %s", eaddr[i].transport, kcoll_last_error());
+			}
+	}
 	/* Not the device at all: the real ioctl on a regular file. */
 	fk.fd = -1;
 	EXPECT_EQ(-ENOTTY, one_rank(h, NULL, &c, NULL));
