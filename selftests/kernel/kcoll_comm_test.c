@@ -491,7 +491,6 @@ TEST_F_TIMEOUT(dev, kill9_mid_allreduce, 600)
 	free(mem);
 }
 
-
 /* Create an empty marker file (on the rig's shared directory: the other node sees it). */
 static void kt_touch(const char *path)
 {
@@ -502,9 +501,9 @@ static void kt_touch(const char *path)
 }
 
 /*
- * The victim's TCP connection to rank 0 (the higher rank dials the lower's tcp_port): 1 once its send buffer
- * is nearly full (at least 3/4 of the buffer queued, 1 MiB of it not acknowledged), from
- * `ss -tm`: "Recv-Q Send-Q local peer" and then "skmem:(...,tb<sndbuf>,...,w<queued>,...)".
+ * The victim's TCP connection to rank 0 (the higher rank dials the lower's tcp_port): 1 once
+ * its send buffer is nearly full (at least 3/4 of the buffer queued, 1 MiB of it not
+ * acknowledged), from `ss -tm`: "Recv-Q Send-Q local peer" and then "skmem:(...,tb<sndbuf>,...,w<queued>,...)".
  */
 static int kt_tcp_sndbuf_full(unsigned long *sendq, unsigned long *queued, unsigned long *buf)
 {
@@ -519,14 +518,16 @@ static int kt_tcp_sndbuf_full(unsigned long *sendq, unsigned long *queued, unsig
 	if (!p)
 		return 0;
 	while (fgets(line, sizeof(line), p)) {
-		s = strstr(line, "skmem:(");
-		if (!s) {
-			sscanf(line, "%*u %lu", sendq);
+		if (!strstr(line, "skmem:(")) {
+			if (sscanf(line, "%*u %lu", sendq) != 1)
+				*sendq = 0;
 			continue;
 		}
-		if ((s = strstr(line, ",tb")))
+		s = strstr(line, ",tb");
+		if (s)
 			*buf = strtoul(s + 3, NULL, 10);
-		if ((s = strstr(line, ",w")))
+		s = strstr(line, ",w");
+		if (s)
 			*queued = strtoul(s + 2, NULL, 10);
 	}
 	pclose(p);
