@@ -324,6 +324,38 @@ static int victim_wait_ready(int rfd, unsigned int timeout_s)
 }
 
 /*
+ * Fork the victim: rank 1 of comm @id, which says it is ready (victim_ready()) and then
+ * sends @size bytes of @mem to rank 0 until it is killed.  Return: its pid, or -1, and in
+ * *@rfd the read end of its ready pipe (for victim_wait_ready()).
+ */
+static pid_t victim_send(uint64_t id, const struct kcoll_sockaddr *peers, void *mem,
+			 uint64_t size, int *rfd)
+{
+	int pfd[2];
+	uint32_t h;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(KCOLL_DEVICE_PATH, O_RDWR);
+
+		close(pfd[0]);
+		if (kt_comm_create(fd, id, 1, 2, peers, 120000, &h, NULL))
+			_exit(1);
+		victim_ready(pfd[1]);
+		kt_p2p(fd, h, KCOLL_P2P_SEND, 0, mem, size, NULL);
+		_exit(2);	/* should have been killed first */
+	}
+	close(pfd[1]);
+	*rfd = pfd[0];
+	if (pid < 0)
+		close(pfd[0]);
+	return pid;
+}
+
+/*
  * Rank 1's process is killed with SIGKILL while it sends 64 MiB to rank 0: rank 0's
  * receive fails with ECONNRESET (or ETIMEDOUT) within the 10 s bound, and rank 1's node
  * is left with nothing.  Five rounds.
@@ -370,24 +402,12 @@ TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
 			EXPECT_GT(11.0, kt_now() - t0) TH_LOG("round %u", round);
 			EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
 		} else {
-			int pfd[2], ready, wst;
+			int rfd, ready, wst;
 			pid_t pid;
 
-			ASSERT_EQ(0, pipe(pfd));
-			pid = fork();
+			pid = victim_send(id, self->peers, mem, size, &rfd);
 			ASSERT_LE(0, pid);
-			if (pid == 0) {
-				int fd = open(KCOLL_DEVICE_PATH, O_RDWR);
-
-				close(pfd[0]);
-				if (kt_comm_create(fd, id, 1, 2, self->peers, 120000, &h, NULL))
-					_exit(1);
-				victim_ready(pfd[1]);
-				kt_p2p(fd, h, KCOLL_P2P_SEND, 0, mem, size, NULL);
-				_exit(2);	/* should have been killed first */
-			}
-			close(pfd[1]);
-			ready = victim_wait_ready(pfd[0], 180);
+			ready = victim_wait_ready(rfd, 180);
 			/* Let the transfer start: at ~0.2 Gb/s 64 MiB takes seconds. */
 			usleep(500000);
 			kill(pid, SIGKILL);
@@ -613,7 +633,7 @@ TEST_F_TIMEOUT(dev, kill9_full_sndbuf, 600)
 		EXPECT_EQ(0, kt_meet("kill9full-done", 0, 2, 600));
 	} else {
 		unsigned long sendq = 0, queued = 0, buf = 0;
-		int pfd[2], ready, wst, full = 0, i;
+		int rfd, ready, wst = 0, full = 0, i;
 		double t0;
 		char wmem[64] = "";
 		FILE *f;
@@ -634,30 +654,21 @@ TEST_F_TIMEOUT(dev, kill9_full_sndbuf, 600)
 		}
 		kt_write_str("/proc/sys/net/ipv4/tcp_wmem", "4096 4194304 4194304");
 		EXPECT_EQ(0, kt_meet("kill9full", 0, 2, 600));
-		ASSERT_EQ(0, pipe(pfd));
-		pid = fork();
-		ASSERT_LE(0, pid);
-		if (pid == 0) {
-			int fd = open(KCOLL_DEVICE_PATH, O_RDWR);
-
-			close(pfd[0]);
-			if (kt_comm_create(fd, id, 1, 2, self->peers, 120000, &h, NULL))
-				_exit(1);
-			victim_ready(pfd[1]);
-			kt_p2p(fd, h, KCOLL_P2P_SEND, 0, mem, size, NULL);
-			_exit(2);	/* should have been killed first */
-		}
-		close(pfd[1]);
-		ready = victim_wait_ready(pfd[0], 180);
+		/* No ASSERT until the throttle is gone. */
+		pid = victim_send(id, self->peers, mem, size, &rfd);
+		EXPECT_LE(0, pid);
+		ready = pid >= 0 && victim_wait_ready(rfd, 180);
 		for (i = 0; ready && i < 600 && !full; i++) {
 			full = kt_tcp_sndbuf_full(&sendq, &queued, &buf);
 			usleep(100000);
 		}
 		usleep(500000);
 		t0 = kt_now();
-		kill(pid, SIGKILL);
+		if (pid > 0)
+			kill(pid, SIGKILL);
 		kt_touch(kill_path);
-		EXPECT_EQ(pid, waitpid(pid, &wst, 0));
+		if (pid > 0)
+			EXPECT_EQ(pid, waitpid(pid, &wst, 0));
 		/* Its exit tears the comm down: nothing in it may wait for the buffer to drain. */
 		EXPECT_GT(20.0, kt_now() - t0) TH_LOG("the killed rank took %.1f s to exit",
 						      kt_now() - t0);
