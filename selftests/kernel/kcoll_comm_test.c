@@ -523,7 +523,8 @@ static void kt_touch(const char *path)
 /*
  * The victim's TCP connection to rank 0 (the higher rank dials the lower's tcp_port): 1 once
  * its send buffer is nearly full (at least 3/4 of the buffer queued, 1 MiB of it not
- * acknowledged), from `ss -tm`: "Recv-Q Send-Q local peer" and then "skmem:(...,tb<sndbuf>,...,w<queued>,...)".
+ * acknowledged), from `ss -tm`: "Recv-Q Send-Q local peer", then
+ * "skmem:(...,tb<sndbuf>,...,w<queued>,...)".
  */
 static int kt_tcp_sndbuf_full(unsigned long *sendq, unsigned long *queued, unsigned long *buf)
 {
