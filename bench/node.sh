@@ -2,12 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # One node of `make bench` (bench/run.sh), inside a rig VM: Soft-RoCE, kcoll, sshd for
 # mpirun, then in turn, with a barrier between steps so that nothing overlaps:
-#   1. perftest between node0 (server) and node1: ib_write_bw, ib_write_bw -b, ib_write_lat
-#   2. kcoll-perf on every node (all-reduce, all-gather, reduce-scatter, broadcast, all-to-all)
+#   1. perftest between node0 (server) and node1: ib_write_bw, ib_write_bw -b, ib_write_lat;
+#      then the TCP link: iperf3 between the same two, one way and both ways (--bidir)
+#   2. kcoll-perf on every node (all-reduce, all-gather, reduce-scatter, broadcast, all-to-all);
+#      then kcoll over kernel TCP (KCOLL_TRANSPORT=tcp): all-reduce, out of place
 #   3. Open MPI from node0: bench/mpi_timing over UCX (rxe0:1), then over TCP
 #   4. PyTorch Gloo: bench/gloo_bench.py on every node, init_method=tcp://node0
 # Results go to /run/rig/results/ (the run directory on the host), which bench/report.py
 # reads.  BENCH_SMOKE=1: tiny sizes (the sanity test).  BENCH_BIN: where mpi_timing is.
+# BENCH_ONLY=tcp: only what runs over TCP (iperf3, kcoll over TCP, Open MPI over TCP, Gloo).
 . rig/guest/lib.sh
 
 R=/run/rig/results
@@ -22,6 +25,7 @@ if [ "${BENCH_SMOKE:-0}" = 1 ]; then
 	SWEEP="-b 4 -e 4K -f 4 -w 1 -n 3"
 	BW_RUNS="65536:200"
 	LAT_ITERS=200
+	IPERF_SECS=2
 	STEP_TIMEOUT=900
 else
 	SWEEP="-b 4 -e 16M -f 2 -w 5 -n 20 -I 32M"
@@ -29,8 +33,11 @@ else
 	# iterations of large messages at TCG's rate)
 	BW_RUNS="4096:2000 65536:500 1048576:64 8388608:16"
 	LAT_ITERS=1000
+	IPERF_SECS=10
 	STEP_TIMEOUT=3600
 fi
+rdma=1
+[ "${BENCH_ONLY:-}" = tcp ] && rdma=0
 
 rig_net_up
 rig_rxe_up || log "rdma_rxe failed"
@@ -118,7 +125,7 @@ pt() {
 	fi
 }
 
-if [ "$N" -le 1 ] && [ "$NN" -ge 2 ]; then
+if [ $rdma = 1 ] && [ "$N" -le 1 ] && [ "$NN" -ge 2 ]; then
 	gid=$(gid_index)
 	log "perftest (gid index $gid)"
 	port=18600
@@ -137,20 +144,54 @@ if [ "$N" -le 1 ] && [ "$NN" -ge 2 ]; then
 fi
 rig_barrier perftest $STEP_TIMEOUT
 
+# The TCP link limit between the same two VMs: iperf3, one stream, one way and both ways.
+# node0 serves one test at a time (-1); node1 retries until the server listens again.
+mkdir -p "$R/iperf3"
+if [ "$N" -le 1 ] && [ "$NN" -ge 2 ]; then
+	log "iperf3"
+	for run in uni bidir; do
+		bidir=
+		[ $run = bidir ] && bidir=--bidir
+		if [ "$N" = 0 ]; then
+			timeout 300 iperf3 -s -1 -p 18690 >"$R/iperf3/$run-server.txt" 2>&1
+		else
+			k=0
+			until timeout 300 iperf3 -c "$(rig_ip 0)" -p 18690 -t "$IPERF_SECS" -J $bidir \
+				>"$R/iperf3/$run.json" 2>&1; do
+				k=$((k + 1))
+				[ $k -ge 30 ] && { log "iperf3 $run failed"; break; }
+				sleep 1
+			done
+		fi
+	done
+	log "iperf3 done"
+fi
+rig_barrier iperf3 $STEP_TIMEOUT
+
 # ---- 2. kcoll ----------------------------------------------------------------------------
 
-log "kcoll-perf"
-json=
-[ "$N" = 0 ] && json="-J $R/kcoll.json"
-# shellcheck disable=SC2086
-KCOLL_RANK=$N KCOLL_NRANKS=$NN KCOLL_BOOTSTRAP_ADDR=$(rig_ip 0) \
-	timeout $STEP_TIMEOUT tools/kcoll-perf/kcoll-perf \
-	-C allreduce,allgather,reduce_scatter,broadcast,alltoall $SWEEP -P $json \
-	>"$R/kcoll-node$N.out" 2>&1
-rc=$?
-if [ "$N" = 0 ]; then echo $rc >"$R/kcoll.rc"; else echo $rc >"$R/kcoll-node$N.rc"; fi
-log "kcoll-perf exit status $rc"
-rig_barrier kcoll $STEP_TIMEOUT
+# kperf NAME TRANSPORT ARGS...: kcoll-perf on every node over KCOLL_TRANSPORT=TRANSPORT;
+# node0 writes NAME.json and NAME.rc.
+kperf() {
+	name=$1
+	transport=$2
+	shift 2
+	log "kcoll-perf ($name)"
+	json=
+	[ "$N" = 0 ] && json="-J $R/$name.json"
+	# shellcheck disable=SC2086
+	KCOLL_TRANSPORT=$transport KCOLL_RANK=$N KCOLL_NRANKS=$NN \
+		KCOLL_BOOTSTRAP_ADDR=$(rig_ip 0) \
+		timeout $STEP_TIMEOUT tools/kcoll-perf/kcoll-perf "$@" $SWEEP -P $json \
+		>"$R/$name-node$N.out" 2>&1
+	rc=$?
+	if [ "$N" = 0 ]; then echo $rc >"$R/$name.rc"; else echo $rc >"$R/$name-node$N.rc"; fi
+	log "kcoll-perf ($name) exit status $rc"
+	rig_barrier "$name" $STEP_TIMEOUT
+}
+[ $rdma = 1 ] && kperf kcoll auto -C allreduce,allgather,reduce_scatter,broadcast,alltoall
+# The same VMs, the kernel's TCP transport instead of Soft-RoCE (issue 14's comparison).
+kperf kcoll-tcp tcp -C allreduce -p out
 
 # ---- 3. Open MPI over UCX and over TCP, launched from node0 through ssh -------------------
 
@@ -164,13 +205,16 @@ if [ "$N" = 0 ]; then
 	done
 	common="-np $NN --host $hosts --mca plm_rsh_agent ssh --mca oob_tcp_if_include eth0
 		--mca btl_tcp_if_include eth0 --bind-to none"
-	log "mpirun over UCX"
-	# shellcheck disable=SC2086
-	timeout $STEP_TIMEOUT mpirun $common --mca pml ucx --mca btl ^openib,tcp,uct \
-		-x UCX_NET_DEVICES=rxe0:1 -x UCX_UD_VERBS_ETH_DGID_CHECK=n \
-		"$BIN/mpi_timing" $SWEEP -L mpi-ucx -J "$R/mpi-ucx.json" >"$R/mpi-ucx.out" 2>&1
-	echo $? >"$R/mpi-ucx.rc"
-	log "mpirun over UCX: exit status $(cat "$R/mpi-ucx.rc")"
+	if [ $rdma = 1 ]; then
+		log "mpirun over UCX"
+		# shellcheck disable=SC2086
+		timeout $STEP_TIMEOUT mpirun $common --mca pml ucx --mca btl ^openib,tcp,uct \
+			-x UCX_NET_DEVICES=rxe0:1 -x UCX_UD_VERBS_ETH_DGID_CHECK=n \
+			"$BIN/mpi_timing" $SWEEP -L mpi-ucx -J "$R/mpi-ucx.json" \
+			>"$R/mpi-ucx.out" 2>&1
+		echo $? >"$R/mpi-ucx.rc"
+		log "mpirun over UCX: exit status $(cat "$R/mpi-ucx.rc")"
+	fi
 	log "mpirun over TCP"
 	# shellcheck disable=SC2086
 	timeout $STEP_TIMEOUT mpirun $common --mca pml ob1 --mca btl tcp,self \

@@ -25,7 +25,12 @@ SYSTEMS = [
     ("mpi-ucx", "Open MPI over UCX (rxe0:1)"),
     ("mpi-tcp", "Open MPI over TCP (ob1, btl tcp)"),
     ("gloo", "PyTorch Gloo over TCP"),
+    ("kcoll-tcp", "kcoll over kernel TCP (KCOLL_TRANSPORT=tcp)"),
 ]
+# What kcoll (over RDMA) is compared with; kcoll-tcp has its own comparison (tcp_rows()).
+PEERS = [s for s in SYSTEMS[1:] if s[0] != "kcoll-tcp"]
+# kcoll over TCP against the TCP systems on the same VMs (issue 14, item 4).
+TCP_PEERS = [("gloo", "Gloo"), ("mpi-tcp", "Open MPI TCP")]
 COLLS = ["allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"]
 TARGET_STATES = ("met", "missed", "not measured")
 
@@ -151,6 +156,34 @@ def load_link(res):
     return link
 
 
+def load_iperf(res):
+    """iperf3 -J between node0 and node1 (bench/node.sh): uni- and bidirectional GB/s, the
+    bidirectional figure per direction (the mean of the two directions' received rates)."""
+    out = {"uni_gbs": None, "bidir_per_dir_gbs": None, "bidir_total_gbs": None, "errors": []}
+    for run in ("uni", "bidir"):
+        path = os.path.join(res, "iperf3", run + ".json")
+        text = read_text(path)
+        if text is None:
+            out["errors"].append("iperf3 %s: not run" % run)
+            continue
+        try:
+            end = json.loads(text[text.index("{"):]).get("end", {})
+        except ValueError:
+            out["errors"].append("iperf3 %s: %s" % (run, tail(path) or "no output"))
+            continue
+        fwd = end.get("sum_received", {}).get("bits_per_second")
+        if run == "uni":
+            out["uni_gbs"] = fwd / 8e9 if fwd else None
+        else:
+            rev = end.get("sum_received_bidir_reverse", {}).get("bits_per_second")
+            if fwd and rev:
+                out["bidir_total_gbs"] = (fwd + rev) / 8e9
+                out["bidir_per_dir_gbs"] = (fwd + rev) / 2 / 8e9
+        if (out["uni_gbs"] if run == "uni" else out["bidir_per_dir_gbs"]) is None:
+            out["errors"].append("iperf3 %s: no result (%s)" % (run, tail(path, 1)))
+    return out
+
+
 def load_system(res, name):
     rows, bad = load_jsonl(os.path.join(res, name + ".json"))
     rc_text = read_text(os.path.join(res, name + ".rc"))
@@ -202,7 +235,8 @@ def load_cluster(d):
     except (OSError, ValueError):
         pass
     nodes = meta.get("nodes") or int(re.findall(r"n(\d+)$", d.rstrip("/"))[0])
-    cl = {"nodes": nodes, "dir": d, "meta": meta, "link": load_link(res), "systems": {}}
+    cl = {"nodes": nodes, "dir": d, "meta": meta, "link": load_link(res),
+          "tcp_link": load_iperf(res), "systems": {}}
     for name, _ in SYSTEMS:
         cl["systems"][name] = load_system(res, name)
     cl["vm_ok"] = all(os.path.exists(os.path.join(d, "node%d" % i, "job.rc"))
@@ -247,12 +281,70 @@ def compute_ratios(cl):
             ln = link_at(cl, kr["size"])
             ent["kcoll_over_link_bidir"] = ratio(kr["busbw_gbs"], ln["bi_per_dir_gbs"]) if ln else None
             ent["kcoll_over_link_uni"] = ratio(kr["busbw_gbs"], ln["uni_gbs"]) if ln else None
-            for peer, _ in SYSTEMS[1:]:
+            for peer, _ in PEERS:
                 ps = cl["systems"][peer]
                 prow = next((r for r in pick(ps["rows"], coll) if r["size"] == kr["size"]), None)
                 ent["kcoll_over_" + peer] = ratio(kr["busbw_gbs"], prow["busbw_gbs"]) if prow else None
             out.append(ent)
     return out
+
+
+def tcp_rows(cl):
+    """kcoll over TCP's all-reduce against Gloo, Open MPI over TCP and iperf3, per size."""
+    k = cl["systems"]["kcoll-tcp"]
+    link = cl["tcp_link"]["bidir_per_dir_gbs"]
+    out = []
+    for kr in pick(k["rows"], "allreduce"):
+        ent = {"size": kr["size"], "kcoll_tcp_busbw_gbs": kr["busbw_gbs"],
+               "kcoll_tcp_median_us": kr.get("median_us"),
+               "kcoll_tcp_over_iperf3_bidir": ratio(kr["busbw_gbs"], link)}
+        for peer, _ in TCP_PEERS:
+            prow = next((r for r in pick(cl["systems"][peer]["rows"], "allreduce")
+                         if r["size"] == kr["size"]), None)
+            ent[peer + "_busbw_gbs"] = prow["busbw_gbs"] if prow else None
+            ent[peer + "_median_us"] = prow.get("median_us") if prow else None
+            ent["kcoll_tcp_over_" + peer] = ratio(kr["busbw_gbs"], ent[peer + "_busbw_gbs"])
+        out.append(ent)
+    return out
+
+
+def tcp_targets(cl):
+    """Issue 14's targets for kcoll over TCP on this cluster size."""
+    n, t = cl["nodes"], []
+    k = cl["systems"]["kcoll-tcp"]
+    kmiss = None if k["available"] else "kcoll over TCP: not available (%s)" % k["error"]
+    rows = {e["size"]: e for e in cl.get("tcp", [])}
+    for size in (1 << 20, 16 << 20):
+        for peer, label in TCP_PEERS:
+            v, why = None, kmiss
+            ps = cl["systems"][peer]
+            if not why and not ps["available"]:
+                why = "%s: not available (%s)" % (label, ps["error"])
+            elif not why and (size not in rows or rows[size]["kcoll_tcp_over_" + peer] is None):
+                why = "no %s all-reduce row for both" % fmt_size(size)
+            elif not why:
+                v = rows[size]["kcoll_tcp_over_" + peer]
+            t.append(target("%d VMs: kcoll/TCP all-reduce busbw at %s / %s" %
+                            (n, fmt_size(size), label), v, 2.0, ">=", "x", why))
+    v, why = None, kmiss
+    if not why and cl["tcp_link"]["bidir_per_dir_gbs"] is None:
+        why = "no iperf3 --bidir figure"
+    elif not why and (16 << 20) not in rows:
+        why = "no 16 MiB all-reduce row"
+    elif not why:
+        v = rows[16 << 20]["kcoll_tcp_over_iperf3_bidir"]
+    t.append(target("%d VMs: kcoll/TCP all-reduce busbw at 16 MiB / iperf3 bidirectional "
+                    "per direction" % n, v, 0.7, ">=", "x", why))
+    v, why = None, kmiss
+    if not why and not cl["systems"]["mpi-tcp"]["available"]:
+        why = "Open MPI TCP: not available (%s)" % cl["systems"]["mpi-tcp"]["error"]
+    elif not why and (8 not in rows or not rows[8]["mpi-tcp_median_us"]):
+        why = "no 8 B all-reduce row for both"
+    elif not why:
+        v = rows[8]["kcoll_tcp_median_us"] / rows[8]["mpi-tcp_median_us"]
+    t.append(target("%d VMs: kcoll/TCP 8-byte all-reduce median latency / Open MPI TCP's" % n,
+                    v, 1.0, "<=", "x", why))
+    return t
 
 
 def target(name, value, threshold, cmp, unit, why_missing=None, detail=""):
@@ -307,6 +399,8 @@ def compute_targets(clusters, kernels):
                 v = ar[8]["median_us"] / lat["t_typical_us"]
             t.append(target("2 VMs: 8-byte all-reduce median latency / median ib_write_lat",
                             v, 2.0, "<=", "x", why))
+        if n in (2, 4):
+            t += tcp_targets(cl)
     v, why = None, None
     if kernels and kernels.get("rows"):
         row = next((r for r in kernels["rows"] if r.get("dtype") == "fp32" and r.get("op") == "sum"), None)
@@ -418,6 +512,40 @@ def md_table(head, rows):
     return out
 
 
+def markdown_tcp(cl):
+    """One cluster's TCP comparison: the TCP link, then kcoll over TCP against the others."""
+    L = ["### kcoll over TCP against Gloo, Open MPI over TCP and the TCP link", ""]
+    tl = cl["tcp_link"]
+    L.append("TCP link limit (iperf3, one stream, node1 → node0): %s GB/s one way; with "
+             "`--bidir` %s GB/s both directions, %s GB/s per direction." %
+             (fnum(tl["uni_gbs"]), fnum(tl["bidir_total_gbs"]), fnum(tl["bidir_per_dir_gbs"])))
+    L.append("")
+    for e in tl["errors"]:
+        L.append("- %s" % e)
+    if tl["errors"]:
+        L.append("")
+    if not cl["tcp"]:
+        k = cl["systems"]["kcoll-tcp"]
+        L.append("kcoll over TCP: not available (error: %s)." % k["error"])
+        L.append("")
+        return L
+    rows = []
+    for e in cl["tcp"]:
+        rows.append([fmt_size(e["size"]), fnum(e["kcoll_tcp_busbw_gbs"]),
+                     fnum(e["gloo_busbw_gbs"]), fnum(e["mpi-tcp_busbw_gbs"]),
+                     fnum(e["kcoll_tcp_over_gloo"], 3), fnum(e["kcoll_tcp_over_mpi-tcp"], 3),
+                     fnum(e["kcoll_tcp_over_iperf3_bidir"], 3),
+                     fnum(e["kcoll_tcp_median_us"], 2), fnum(e["mpi-tcp_median_us"], 2)])
+    L.append("All-reduce (fp32, sum, out of place), busbw in GB/s; ratios > 1: kcoll over TCP "
+             "faster; the last columns are the median times (µs).")
+    L.append("")
+    L += md_table(["size", "kcoll/TCP", "Gloo", "Open MPI TCP", "kcoll/TCP / Gloo",
+                   "kcoll/TCP / Open MPI TCP", "kcoll/TCP / iperf3 -bidir per dir.",
+                   "kcoll/TCP median", "Open MPI TCP median"], rows)
+    L.append("")
+    return L
+
+
 def markdown(rep):
     L = []
     host = rep["host"]
@@ -527,10 +655,11 @@ def markdown(rep):
                 for r in rr:
                     rows.append([fmt_size(r["size"]), fnum(r["kcoll_over_link_bidir"], 3),
                                  fnum(r["kcoll_over_link_uni"], 3)] +
-                                [fnum(r["kcoll_over_" + p], 3) for p, _ in SYSTEMS[1:]])
+                                [fnum(r["kcoll_over_" + p], 3) for p, _ in PEERS])
                 L += md_table(["size", "kcoll / link (-b per dir.)", "kcoll / link (uni)"] +
-                              ["kcoll / " + p for p, _ in SYSTEMS[1:]], rows)
+                              ["kcoll / " + p for p, _ in PEERS], rows)
                 L.append("")
+        L += markdown_tcp(cl)
     L.append("## Reduction kernels (host, `bench/reduce_bench`)")
     L.append("")
     k = rep.get("reduction_kernels")
@@ -574,6 +703,11 @@ def markdown(rep):
     L.append("- PyTorch Gloo (Debian's python3-torch): `bench/gloo_bench.py`, one process per VM "
              "started independently with `init_method=tcp://node0`; `import torch` alone takes "
              "tens of seconds in a TCG guest and is not timed.")
+    L.append("- kcoll over TCP: the same `kcoll-perf` on the same VMs with "
+             "`KCOLL_TRANSPORT=tcp` (the kernel's TCP transport; Soft-RoCE stays loaded but "
+             "unused), all-reduce only, out of place. The TCP link limit: `iperf3 -c node0 -J` "
+             "from node1, one stream, one way and `--bidir` (the per-direction figure is the "
+             "mean of the two directions' received rates).")
     L.append("- Every system uses the same sweep and iteration rule; time is the slowest rank's "
              "mean per operation; busbw factors are nccl-tests' (all-reduce 2(n-1)/n; all-gather, "
              "reduce-scatter, all-to-all (n-1)/n; broadcast 1).")
@@ -607,6 +741,7 @@ def main():
     for d in cdirs:
         cl = load_cluster(d)
         cl["ratios"] = compute_ratios(cl)
+        cl["tcp"] = tcp_rows(cl)
         clusters.append(cl)
     rep = {
         "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 # make bench: boot a virtual cluster of 2, then of 4 VMs (rig/cluster.sh) and, in one run per
-# cluster size, measure the RDMA link (perftest), kcoll (kcoll-perf), Open MPI over UCX and
-# over TCP (bench/mpi_timing) and PyTorch Gloo (bench/gloo_bench.py); add the host benchmark
-# of the reduction kernels (bench/reduce_bench); write OUT/report.md, report.json, busbw.png
+# cluster size, measure the RDMA link (perftest) and the TCP link (iperf3), kcoll (kcoll-perf)
+# over RDMA and over kernel TCP, Open MPI over UCX and over TCP (bench/mpi_timing) and PyTorch
+# Gloo (bench/gloo_bench.py); add the host benchmark of the reduction kernels
+# (bench/reduce_bench); write OUT/report.md, report.json, busbw.png
 # (bench/report.py).  The guest side of a run is bench/node.sh.
 #
 # Usage: bench/run.sh [-n "2 4"] [-o bench/out] [-s] [-p]
@@ -13,14 +14,15 @@
 #   -s         smoke run: tiny sizes, 2 VMs unless -n says otherwise (selftests/bench/smoke.sh)
 #   -p         print the plan (per cluster size: VMs, memory, deadline) and exit
 # Environment: BENCH_MEM_MB (VM memory, default 1536), BENCH_NICE (nice level of the VMs,
-# default 0: the host is shared).
+# default 0: the host is shared), BENCH_ONLY=tcp (only what runs over TCP: iperf3, kcoll over
+# TCP, Open MPI over TCP, Gloo; the report marks the rest not measured).
 # Needs root (network namespace, taps), like make check.  Exit status 0 when a report was
 # written, whatever it says.
 set -euo pipefail
 . "$(dirname "$0")/../rig/common.sh"
 cd "$RIG_TOP"
 
-usage() { sed -n '3,17s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '3,20s/^# \{0,1\}//p' "$0"; }
 
 nodes_list= out=bench/out smoke=0 plan=0
 while getopts "n:o:sph" opt; do
@@ -61,6 +63,7 @@ log() { echo "bench: $(date +%T) $*"; }
 
 # Build what the VMs run: the module, libkcoll, kcoll-perf, the MPI timing program.
 command -v mpicc >/dev/null || rig_die "bench: mpicc missing: rig/deps.sh bench"
+command -v iperf3 >/dev/null || rig_die "bench: iperf3 missing: rig/deps.sh bench"
 log "building"
 make -s all >/dev/null
 make -s -C tools/kcoll-perf
@@ -95,7 +98,7 @@ for n in $nodes_list; do
 	deadline=$(deadline_of "$n")
 	log "cluster of $n VMs (deadline ${deadline}s; logs in $out/n$n/node*/)"
 	nice -n "$nice_level" rig/cluster.sh -n "$n" -m "$mem" -t "$deadline" -o "$out/n$n" -- \
-		"BENCH_SMOKE=$smoke BENCH_BIN=$RIG_TOP/build/bench sh bench/node.sh" ||
+		"BENCH_SMOKE=$smoke BENCH_ONLY=${BENCH_ONLY:-} BENCH_BIN=$RIG_TOP/build/bench sh bench/node.sh" ||
 		{ log "cluster of $n: a VM did not run its job to the end"; status=1; }
 	for ((i = 0; i < n; i++)); do
 		rig/dmesg-check.sh "$out/n$n/node$i/dmesg.txt" "$out/n$n/node$i/console.log" ||

@@ -415,7 +415,7 @@ static int kcoll_boot_client_init(struct kcoll_boot_client *cl, int nranks, int 
 				  KCOLL_MAX_RANKS);
 	if (rank < 0 || rank >= nranks)
 		return kcoll_fail(-EINVAL, "rank %d is not between 0 and %d", rank, nranks - 1);
-	err = OPTS_VALID(opts, kcoll_comm_opts, ifname, KCOLL_COMM_OPTS_SZ_VER0);
+	err = OPTS_VALID(opts, kcoll_comm_opts, transport, KCOLL_COMM_OPTS_SZ_VER0);
 	if (err)
 		return kcoll_fail(err, "bad kcoll_comm_opts");
 	if (OPTS_GET(opts, flags, 0))

@@ -65,10 +65,11 @@ static int kcoll_transport_flags(const struct kcoll_comm_opts *opts, uint32_t *o
  * which rank it could not connect with (@failed; ~0U when it does not know): name its host.
  */
 static int kcoll_create_error(int err, const struct kcoll_sockaddr *table, uint32_t failed,
-			      int rank, int nranks, uint64_t comm_id, uint32_t timeout_ms)
+			      int rank, int nranks, uint64_t comm_id, uint32_t timeout_ms,
+			      uint32_t flags)
 {
 	char self[KCOLL_ADDRSTR_MAX], addr[KCOLL_ADDRSTR_MAX], peer[KCOLL_ADDRSTR_MAX + 32];
-	const char *pre = "KCOLL_IOC_COMM_CREATE";
+	const char *pre = "KCOLL_IOC_COMM_CREATE", *what;
 
 	kcoll_sockaddr_str(&table[rank], self, sizeof(self));
 	if (failed < (uint32_t)nranks && failed != (uint32_t)rank)
@@ -81,8 +82,17 @@ static int kcoll_create_error(int err, const struct kcoll_sockaddr *table, uint3
 		return kcoll_fail(err, "%s: the handle is not a kcoll device, or the loaded kcoll "
 				  "module has no communicators", pre);
 	case EADDRNOTAVAIL:
-		return kcoll_fail(err, "%s: rank %d's address %s is not on an RDMA device "
-				  "(set KCOLL_ADDR or KCOLL_IFNAME)", pre, rank, self);
+		/* What the address lacks depends on the transport the comm asked for. */
+		if (flags & KCOLL_COMM_TRANSPORT_RDMA)
+			what = "is not on an RDMA device kcoll may use (transport rdma;";
+		else if (flags & KCOLL_COMM_TRANSPORT_TCP)
+			what = "is not a non-loopback address of this network namespace "
+			       "(transport tcp;";
+		else
+			what = "is neither on an RDMA device kcoll may use nor, for TCP, a "
+			       "non-loopback address of this network namespace (";
+		return kcoll_fail(err, "%s: rank %d's address %s %s set KCOLL_ADDR or "
+				  "KCOLL_IFNAME)", pre, rank, self, what);
 	case EPERM:
 		return kcoll_fail(err, "%s: rank %d's address %s is on an RDMA device that the "
 				  "devices= parameter of kcoll does not allow", pre, rank, self);
@@ -180,7 +190,7 @@ int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id, const unsigned c
 		free(c->peers);
 		free(c);
 		return kcoll_create_error(err, table, cc.failed_rank, rank, nranks, comm_id,
-					  timeout_ms);
+					  timeout_ms, flags);
 	}
 	explicit_bzero(cc.secret, sizeof(cc.secret));
 	c->h = h;

@@ -4,9 +4,9 @@
 #
 # Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]... [--out DIR]
 #   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4,
-#			vanish2, fuzz1; fuzz2, devremove2, torch2, torch4 and cluster2-tcp
-#			only by name; debug: node, smoke, cluster2, cluster2-siw, failnth,
-#			fuzz1, cluster2-tcp by name)
+#			vanish2, fuzz1; fuzz2, devremove2, torch2, torch4, cluster2-tcp,
+#			cluster3-tcp and vanish2-tcp only by name; debug: node, smoke,
+#			cluster2, cluster2-siw, failnth, fuzz1, cluster2-tcp by name)
 #   --out DIR	results there instead of build/check[-debug] (make fuzz: build/fuzz)
 # The fuzzer suites take FUZZ_SECONDS (default 180 s, debug 1200 s), FUZZ_SEED (default: the
 # time), FUZZ_THREADS and FUZZ_AVOID from the environment.
@@ -61,7 +61,7 @@ tally_tap() {	# tally_tap FILE LABEL
 
 # run_suite NAME NODES TIMEOUT JOB [MEM_MB]: boot the cluster, then tally TAP and kernel logs
 # per node.  A suite whose name is in $by_name_only runs only when asked for with --suite.
-by_name_only=" fuzz2 devremove2 torch2 torch4 cluster2-tcp "
+by_name_only=" fuzz2 devremove2 torch2 torch4 cluster2-tcp cluster3-tcp vanish2-tcp "
 run_suite() {
 	local name=$1 nodes=$2 timeout=$3 job=$4 mem=${5:-} d i t
 	if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then
@@ -156,7 +156,9 @@ if [ "$flavour" = stock ]; then
 	run_suite cluster4 4 1800 "sh selftests/suites/cluster.sh"
 	run_suite vanish2 2 600 "sh selftests/suites/vanish.sh"
 	# Kernel TCP, no RDMA device at all: by name only for now.
-	run_suite cluster2-tcp 2 1200 "sh selftests/suites/cluster-tcp.sh"
+	run_suite cluster2-tcp 2 1200 "RIG_RDMA=none sh selftests/suites/cluster.sh"
+	run_suite cluster3-tcp 3 1500 "RIG_RDMA=none sh selftests/suites/cluster.sh"
+	run_suite vanish2-tcp 2 600 "RIG_RDMA=none sh selftests/suites/vanish.sh"
 	run_suite devremove2 2 1500 "sh selftests/suites/devremove.sh"
 	# PyTorch (python3-torch): `import torch` takes 40-120 s per VM, so by name only.
 	run_suite torch2 2 2400 "sh selftests/suites/torch.sh" 1536
@@ -187,7 +189,7 @@ else
 	run_suite cluster2 2 4000 "sh selftests/suites/cluster.sh"
 	# iWARP: the same suite over Soft-iWARP (no WRITE WITH IMMEDIATE on the wire).
 	run_suite cluster2-siw 2 4000 "RIG_RDMA=siw sh selftests/suites/cluster.sh"
-	run_suite cluster2-tcp 2 4000 "sh selftests/suites/cluster-tcp.sh"
+	run_suite cluster2-tcp 2 4000 "RIG_RDMA=none sh selftests/suites/cluster.sh"
 	# Fault injection: fail-nth over every ioctl and netlink command, then kcoll's fail points
 	# class by class (one VM, two ranks).
 	run_suite failnth 1 5400 "sh selftests/suites/failnth.sh"

@@ -13,7 +13,7 @@ rig_pkgs=(qemu-system-x86 busybox-static kmod iproute2 cpio rdma-core ibverbs-ut
 	  rdmacm-utils perftest iputils-ping python3-torch)
 # make bench only (not part of all): the peers kcoll is compared with, the plot, mpirun's ssh.
 bench_pkgs=(perftest openmpi-bin libopenmpi-dev python3-torch gnuplot-nox openssh-server
-	    openssh-client)
+	    openssh-client iperf3)
 
 case "${1:-all}" in
 build)	want=("${build_pkgs[@]}") ;;

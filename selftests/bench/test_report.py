@@ -81,6 +81,16 @@ def make_cluster(out, n, kcoll_ok):
                 [{"system": "gloo", "meta": True, "import_torch_s": 41.5, "nranks": n}] +
                 [row("gloo", "allreduce", n, s, 0.08, 3000.0) for s in SIZES])
     open(os.path.join(res, "gloo.rc"), "w").write("0\n")
+    # kcoll over TCP (out of place only) and the TCP link (iperf3 -J, 0.1 GB/s per direction).
+    write_jsonl(os.path.join(res, "kcoll-tcp.json"),
+                [row("kcoll-tcp", "allreduce", n, s, 0.09, 400.0, kx) for s in SIZES])
+    open(os.path.join(res, "kcoll-tcp.rc"), "w").write("0\n")
+    os.makedirs(os.path.join(res, "iperf3"))
+    json.dump({"end": {"sum_received": {"bits_per_second": 1.2e9}}},
+              open(os.path.join(res, "iperf3", "uni.json"), "w"))
+    json.dump({"end": {"sum_received": {"bits_per_second": 0.9e9},
+                       "sum_received_bidir_reverse": {"bits_per_second": 0.7e9}}},
+              open(os.path.join(res, "iperf3", "bidir.json"), "w"))
 
 
 def main():
@@ -138,11 +148,29 @@ def main():
                             "kcoll available: report.md has the ratio tables", ""))
             else:
                 tap.append((all(v["status"] == "not measured" for k, v in st.items()
-                                if "reduction kernels" not in k),
+                                if "reduction kernels" not in k and "kcoll/TCP" not in k),
                             "kcoll failed: every kcoll target is 'not measured'",
                             json.dumps(rep["targets"], indent=1)))
                 tap.append(("kcoll: not available (error: kcoll_allreduce" in md,
                             "kcoll failed: report.md says 'kcoll: not available (error ...)'", ""))
+            # kcoll over TCP: busbw(16M) of the rows above over Gloo's and iperf3's.
+            size = 16 << 20
+            ktcp = size / (400.0 + size / 90.0) / 1e3 * 2.0 * 3 / 4
+            gloo = size / (3000.0 + size / 80.0) / 1e3 * 2.0 * 3 / 4
+            t = st.get("4 VMs: kcoll/TCP all-reduce busbw at 16 MiB / Gloo", {})
+            tap.append((abs(t.get("value", 0) - ktcp / gloo) < 1e-6 and t["status"] == "missed",
+                        "%s: the kcoll/TCP over Gloo target is computed" % label, json.dumps(t)))
+            t = st.get("4 VMs: kcoll/TCP all-reduce busbw at 16 MiB / iperf3 bidirectional "
+                       "per direction", {})
+            tap.append((abs(t.get("value", 0) - ktcp / 0.1) < 1e-6 and t["status"] == "met",
+                        "%s: the kcoll/TCP over iperf3 --bidir target is computed" % label,
+                        json.dumps(t)))
+            t = st.get("2 VMs: kcoll/TCP 8-byte all-reduce median latency / Open MPI TCP's", {})
+            want = (400.0 + 8 / 90.0) / (800.0 + 8 / 100.0)
+            tap.append((abs(t.get("value", 0) - want) < 1e-6 and t["status"] == "met",
+                        "%s: the kcoll/TCP latency target is computed" % label, json.dumps(t)))
+            tap.append(("kcoll/TCP / Gloo" in md and "iperf3" in md,
+                        "%s: report.md has the TCP comparison" % label, ""))
             t = next(v for k, v in st.items() if "reduction kernels" in k)
             tap.append((t["status"] == "met" and abs(t["value"] - 0.9) < 1e-9,
                         "%s: the reduction-kernel target reads reduce_bench.json" % label,

@@ -166,7 +166,7 @@ static void clear_env(void)
 		"MASTER_PORT", "KCOLL_BOOTSTRAP_ADDR", "KCOLL_BOOTSTRAP_PORT", "KCOLL_ADDR",
 		"KCOLL_IFNAME", "KCOLL_PORT", "KCOLL_CONNECT_TIMEOUT_MS",
 		"KCOLL_BOOTSTRAP_TIMEOUT_MS", "KCOLL_JOB_ID", "SLURM_JOB_ID",
-		"TORCHELASTIC_RUN_ID",
+		"TORCHELASTIC_RUN_ID", "KCOLL_TRANSPORT",
 	};
 	size_t i;
 
@@ -597,9 +597,20 @@ TEST_F(fake, buffer_errors)
 
 TEST(create_errors)
 {
+	static const struct {
+		const char *transport, *want, *not;
+	} eaddr[] = {
+		{ NULL, "is neither on an RDMA device kcoll may use nor, for TCP, a non-loopback "
+		  "address of this network namespace", NULL },
+		{ "auto", "is neither on an RDMA device kcoll may use nor, for TCP", NULL },
+		{ "rdma", "is not on an RDMA device kcoll may use (transport rdma;", "TCP" },
+		{ "tcp", "is not a non-loopback address of this network namespace (transport tcp;",
+		  "RDMA" },
+	};
 	struct kcoll_handle *h;
 	struct kcoll_comm *c = (void *)1;
 	char path[64];
+	size_t i;
 
 	clear_env();
 	memset(&fk, 0, sizeof(fk));
@@ -608,14 +619,60 @@ TEST(create_errors)
 	fk.fail = EADDRNOTAVAIL;
 	EXPECT_EQ(-EADDRNOTAVAIL, one_rank(h, NULL, &c, NULL));
 	EXPECT_EQ(NULL, c);
-	EXPECT_NE(NULL, strstr(kcoll_last_error(), "is not on an RDMA device")) {
-		TH_LOG("%s", kcoll_last_error());
-	}
 	EXPECT_EQ(0, fk.create.timeout_ms);
+	/* The EADDRNOTAVAIL message names what the transport asked for needs. */
+	for (i = 0; i < sizeof(eaddr) / sizeof(eaddr[0]); i++) {
+		KCOLL_OPTS(kcoll_comm_opts, o, .transport = eaddr[i].transport);
+
+		fk.fail = EADDRNOTAVAIL;
+		EXPECT_EQ(-EADDRNOTAVAIL, one_rank(h, &o, &c, NULL));
+		EXPECT_NE(NULL, strstr(kcoll_last_error(), eaddr[i].want)) {
+			TH_LOG("%s: %s", eaddr[i].transport ?: "(none)", kcoll_last_error());
+		}
+		if (eaddr[i].not)
+			EXPECT_EQ(NULL, strstr(kcoll_last_error(), eaddr[i].not)) {
+				TH_LOG("%s: %s", eaddr[i].transport, kcoll_last_error());
+			}
+	}
 	/* Not the device at all: the real ioctl on a regular file. */
 	fk.fd = -1;
 	EXPECT_EQ(-ENOTTY, one_rank(h, NULL, &c, NULL));
 	EXPECT_NE(NULL, strstr(kcoll_last_error(), "not a kcoll device"));
+	EXPECT_EQ(0, kcoll_bootstrap_root_count());
+	kcoll_close(h);
+	unlink(path);
+}
+
+/* kcoll_comm_opts.transport reaches COMM_CREATE's flags through the whole init path. */
+TEST(transport_option_flags)
+{
+	static const struct {
+		const char *transport;
+		uint32_t flags;
+	} t[] = {
+		{ NULL, 0 }, { "auto", 0 }, { "rdma", KCOLL_COMM_TRANSPORT_RDMA },
+		{ "tcp", KCOLL_COMM_TRANSPORT_TCP },
+	};
+	struct kcoll_handle *h;
+	struct kcoll_comm *c;
+	char path[64];
+	size_t i;
+
+	clear_env();
+	memset(&fk, 0, sizeof(fk));
+	ASSERT_EQ(0, scratch(path, &h));
+	fk.fd = kcoll_fd(h);
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		KCOLL_OPTS(kcoll_comm_opts, o, .transport = t[i].transport);
+
+		c = NULL;
+		EXPECT_EQ(0, one_rank(h, &o, &c, NULL)) {
+			TH_LOG("%s: %s", t[i].transport ?: "(none)", kcoll_last_error());
+		}
+		EXPECT_EQ(t[i].flags, fk.create.flags);
+		if (c)
+			kcoll_comm_destroy(c);
+	}
 	EXPECT_EQ(0, kcoll_bootstrap_root_count());
 	kcoll_close(h);
 	unlink(path);

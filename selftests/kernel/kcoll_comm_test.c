@@ -324,6 +324,38 @@ static int victim_wait_ready(int rfd, unsigned int timeout_s)
 }
 
 /*
+ * Fork the victim: rank 1 of comm @id, which says it is ready (victim_ready()) and then
+ * sends @size bytes of @mem to rank 0 until it is killed.  Return: its pid, or -1, and in
+ * *@rfd the read end of its ready pipe (for victim_wait_ready()).
+ */
+static pid_t victim_send(uint64_t id, const struct kcoll_sockaddr *peers, void *mem,
+			 uint64_t size, int *rfd)
+{
+	int pfd[2];
+	uint32_t h;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(KCOLL_DEVICE_PATH, O_RDWR);
+
+		close(pfd[0]);
+		if (kt_comm_create(fd, id, 1, 2, peers, 120000, &h, NULL))
+			_exit(1);
+		victim_ready(pfd[1]);
+		kt_p2p(fd, h, KCOLL_P2P_SEND, 0, mem, size, NULL);
+		_exit(2);	/* should have been killed first */
+	}
+	close(pfd[1]);
+	*rfd = pfd[0];
+	if (pid < 0)
+		close(pfd[0]);
+	return pid;
+}
+
+/*
  * Rank 1's process is killed with SIGKILL while it sends 64 MiB to rank 0: rank 0's
  * receive fails with ECONNRESET (or ETIMEDOUT) within the 10 s bound, and rank 1's node
  * is left with nothing.  Five rounds.
@@ -370,24 +402,12 @@ TEST_F_TIMEOUT(dev, kill9_mid_transfer, 600)
 			EXPECT_GT(11.0, kt_now() - t0) TH_LOG("round %u", round);
 			EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
 		} else {
-			int pfd[2], ready, wst;
+			int rfd, ready, wst;
 			pid_t pid;
 
-			ASSERT_EQ(0, pipe(pfd));
-			pid = fork();
+			pid = victim_send(id, self->peers, mem, size, &rfd);
 			ASSERT_LE(0, pid);
-			if (pid == 0) {
-				int fd = open(KCOLL_DEVICE_PATH, O_RDWR);
-
-				close(pfd[0]);
-				if (kt_comm_create(fd, id, 1, 2, self->peers, 120000, &h, NULL))
-					_exit(1);
-				victim_ready(pfd[1]);
-				kt_p2p(fd, h, KCOLL_P2P_SEND, 0, mem, size, NULL);
-				_exit(2);	/* should have been killed first */
-			}
-			close(pfd[1]);
-			ready = victim_wait_ready(pfd[0], 180);
+			ready = victim_wait_ready(rfd, 180);
 			/* Let the transfer start: at ~0.2 Gb/s 64 MiB takes seconds. */
 			usleep(500000);
 			kill(pid, SIGKILL);
@@ -487,6 +507,183 @@ TEST_F_TIMEOUT(dev, kill9_mid_allreduce, 600)
 			kt_rdma_res_summary(res_after, sizeof(res_after));
 			EXPECT_STREQ(res_before, res_after);
 		}
+	}
+	free(mem);
+}
+
+/* Create an empty marker file (on the rig's shared directory: the other node sees it). */
+static void kt_touch(const char *path)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The victim's TCP connection to rank 0 (the higher rank dials the lower's tcp_port): 1 once
+ * its send buffer is nearly full (at least 3/4 of the buffer queued, 1 MiB of it not
+ * acknowledged), from `ss -tm`: "Recv-Q Send-Q local peer", then
+ * "skmem:(...,tb<sndbuf>,...,w<queued>,...)".
+ */
+static int kt_tcp_sndbuf_full(unsigned long *sendq, unsigned long *queued, unsigned long *buf)
+{
+	long port = kt_read_long("/sys/module/kcoll/parameters/tcp_port", 18601);
+	char line[512], *s;
+	FILE *p;
+
+	snprintf(line, sizeof(line), "ss -Htmn state established '( dport = :%ld )' 2>/dev/null",
+		 port);
+	p = popen(line, "r");
+	*sendq = *queued = *buf = 0;
+	if (!p)
+		return 0;
+	while (fgets(line, sizeof(line), p)) {
+		if (!strstr(line, "skmem:(")) {
+			if (sscanf(line, "%*u %lu", sendq) != 1)
+				*sendq = 0;
+			continue;
+		}
+		s = strstr(line, ",tb");
+		if (s)
+			*buf = strtoul(s + 3, NULL, 10);
+		s = strstr(line, ",w");
+		if (s)
+			*queued = strtoul(s + 2, NULL, 10);
+	}
+	pclose(p);
+	return *buf && *queued * 4 >= *buf * 3 && *sendq >= (1UL << 20);
+}
+
+/*
+ * Rank 1's process is killed with SIGKILL while its TCP send buffer is full: its node's
+ * egress is throttled to 512 kbit/s (tbf) and its sockets start with a 4 MiB send buffer, so
+ * the 64 MiB send fills the buffer at once and the buffer holds about a minute of data.  A
+ * close that let the dead process's buffered data drain would keep rank 0's receive fed, and
+ * so alive, for that minute: rank 0's receive must fail (ECONNRESET or ETIMEDOUT) within
+ * op_timeout_ms (10 s) plus slack of the kill; rank 1's exit must not wait for the buffer,
+ * and its node is left with nothing.  TCP suites only (a socket's send buffer).
+ */
+TEST_F_TIMEOUT(dev, kill9_full_sndbuf, 600)
+{
+	const uint64_t size = 64ULL << 20;
+	const char *skip_fmt = "/run/rig/barrier/kill9full-%u.skip";
+	const char *kill_fmt = "/run/rig/barrier/kill9full-%u.killed";
+	unsigned int me = kt_rank(), run = kt_env("KT_RUN", 1);
+	uint64_t id = kt_comm_id("kill9full", 0);
+	char skip_path[64], kill_path[64];
+	unsigned char *mem;
+	uint32_t h;
+
+	if (kt_nranks() < 2)
+		SKIP(return, "needs 2 nodes");
+	if (kt_rdma())
+		SKIP(return, "a TCP send buffer: the TCP suites run it");
+	if (me > 1)
+		return;
+	snprintf(skip_path, sizeof(skip_path), skip_fmt, run);
+	snprintf(kill_path, sizeof(kill_path), kill_fmt, run);
+	mem = malloc(size);
+	ASSERT_NE(NULL, mem);
+	memset(mem, 0x5a, size);
+	if (me == 0) {
+		double t_kill = 0, t_done = 0, end;
+		struct pollfd pf = { .fd = self->fd, .events = POLLIN };
+		int status = 0, ret;
+		bool created;
+		uint64_t req;
+
+		ASSERT_EQ(0, kt_meet("kill9full", 0, 2, 600));
+		if (!access(skip_path, F_OK)) {
+			free(mem);
+			SKIP(return, "node 1 cannot throttle its egress (tc tbf)");
+		}
+		/* No ASSERT from here on: node 1 waits for us to lift its throttle. */
+		ret = kt_comm_create(self->fd, id, 0, 2, self->peers, 120000, &h, NULL);
+		EXPECT_EQ(0, ret);
+		created = !ret;
+		if (created) {
+			ret = kt_p2p(self->fd, h, KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK, 1, mem,
+				     size, &req);
+			EXPECT_EQ(0, ret);
+		}
+		/* Until the receive ends, noting when node 1 says it killed its rank. */
+		end = kt_now() + 300;
+		while (!ret && kt_now() < end) {
+			if (!t_kill && !access(kill_path, F_OK))
+				t_kill = kt_now();
+			if (poll(&pf, 1, 200) == 1 &&
+			    !kt_wait(self->fd, h, req, 0, &status, NULL)) {
+				t_done = kt_now();
+				break;
+			}
+			if (t_kill && kt_now() - t_kill > 120)
+				break;
+		}
+		EXPECT_NE(0, t_kill) TH_LOG("node 1 never killed its rank");
+		EXPECT_NE(0, t_done) TH_LOG("the receive still pending %.0f s after the kill",
+					    kt_now() - t_kill);
+		EXPECT_TRUE(status == -ECONNRESET || status == -ETIMEDOUT)
+			TH_LOG("status %d", status);
+		/* op_timeout_ms is 10 s; the marker crosses the shared directory late at worst. */
+		if (t_kill && t_done)
+			EXPECT_GT(20.0, t_done - t_kill) TH_LOG("failed %.1f s after the kill",
+								t_done - t_kill);
+		if (created)
+			EXPECT_EQ(0, kt_comm_destroy(self->fd, h));
+		EXPECT_EQ(0, kt_meet("kill9full-done", 0, 2, 600));
+	} else {
+		unsigned long sendq = 0, queued = 0, buf = 0;
+		int rfd, ready, wst = 0, full = 0, i;
+		double t0;
+		char wmem[64] = "";
+		FILE *f;
+		pid_t pid;
+
+		f = fopen("/proc/sys/net/ipv4/tcp_wmem", "r");
+		if (f) {
+			if (!fgets(wmem, sizeof(wmem), f))
+				wmem[0] = 0;
+			fclose(f);
+		}
+		if (!wmem[0] || kt_sh("tc qdisc add dev eth0 root tbf rate 512kbit burst 32kb "
+				      "latency 200ms >/dev/null 2>&1")) {
+			kt_touch(skip_path);
+			kt_meet("kill9full", 0, 2, 600);
+			free(mem);
+			SKIP(return, "cannot throttle eth0 (tc tbf) or read tcp_wmem");
+		}
+		kt_write_str("/proc/sys/net/ipv4/tcp_wmem", "4096 4194304 4194304");
+		EXPECT_EQ(0, kt_meet("kill9full", 0, 2, 600));
+		/* No ASSERT until the throttle is gone. */
+		pid = victim_send(id, self->peers, mem, size, &rfd);
+		EXPECT_LE(0, pid);
+		ready = pid >= 0 && victim_wait_ready(rfd, 180);
+		for (i = 0; ready && i < 600 && !full; i++) {
+			full = kt_tcp_sndbuf_full(&sendq, &queued, &buf);
+			usleep(100000);
+		}
+		usleep(500000);
+		t0 = kt_now();
+		if (pid > 0)
+			kill(pid, SIGKILL);
+		kt_touch(kill_path);
+		if (pid > 0)
+			EXPECT_EQ(pid, waitpid(pid, &wst, 0));
+		/* Its exit tears the comm down: nothing in it may wait for the buffer to drain. */
+		EXPECT_GT(20.0, kt_now() - t0) TH_LOG("the killed rank took %.1f s to exit",
+						      kt_now() - t0);
+		EXPECT_TRUE(ready) TH_LOG("the victim's create failed (exit %d)",
+					  WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+		EXPECT_TRUE(full) TH_LOG("send buffer never full: Send-Q %lu, queued %lu of %lu",
+					 sendq, queued, buf);
+		EXPECT_TRUE(WIFSIGNALED(wst)) TH_LOG("child exit %d", WEXITSTATUS(wst));
+		EXPECT_EQ(0, kt_count_comms());
+		EXPECT_EQ(1, kt_sysfs_long(KT_SYS "contexts"));
+		/* The throttle stays until rank 0 is done: it is what keeps the buffer full. */
+		EXPECT_EQ(0, kt_meet("kill9full-done", 0, 2, 600));
+		EXPECT_EQ(0, kt_sh("tc qdisc del dev eth0 root"));
+		EXPECT_EQ(0, kt_write_str("/proc/sys/net/ipv4/tcp_wmem", wmem));
 	}
 	free(mem);
 }
