@@ -63,8 +63,9 @@ bool kcoll_conn_accept_ok(struct kcoll_conn *conn, struct rdma_cm_event *ev)
  * Passive side: called by the listener for a request that named this comm, from the
  * right address, with the right MAC.
  *
- * Only a connecting comm accepts: a failed or shut down one (whose device and PD are gone)
- * is refused before anything of it is looked at.  conn->accepting, set with that check under
+ * Only a connecting comm that reaches the peer over RDMA accepts: a failed or shut down one
+ * (whose device and PD are gone), or one on another transport (no device), is refused
+ * before anything of it is looked at.  conn->accepting, set with that check under
  * comm->lock, makes teardown wait (kcoll_conn_teardown()) until the QP and CQ built here on
  * the comm's PD are either published in conn->cm_id or destroyed again, so shutdown cannot
  * free the PD or drop the device under them.  (Not teardown_mutex: this runs under the
@@ -80,7 +81,12 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 	int ret;
 
 	kcoll_auth_accept_msg(comm, h, &acc);
-	if (nranks != comm->nranks || src >= nranks || src <= comm->rank)
+	/*
+	 * Only a peer this comm reaches over RDMA: a comm on another transport has no device
+	 * (comm->dev) and no QP for it.  The peer chose another transport than we did.
+	 */
+	if (nranks != comm->nranks || src >= nranks || src <= comm->rank ||
+	    comm->conns[src].tp != &kcoll_rdma_transport)
 		return KCOLL_REJ_MISMATCH;
 	conn = &comm->conns[src];
 	spin_lock_bh(&comm->lock);

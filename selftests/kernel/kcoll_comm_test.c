@@ -141,6 +141,37 @@ TEST_F(dev, absent_peer_is_etimedout)
 	EXPECT_EQ(0, failed);
 }
 
+/*
+ * Two ranks on this node, rank 0 created over TCP, rank 1 over RDMA: rank 1's RDMA connect
+ * request names a comm end that has no RDMA device (comm->dev NULL).  It must be refused
+ * (the kernel dereferenced the NULL device before), and both creations fail.
+ */
+TEST_F(dev, rdma_hello_to_tcp_comm_is_refused)
+{
+	struct kcoll_sockaddr t[2] = { kt_addr(kt_rank()), kt_addr(kt_rank()) };
+	uint64_t id = kt_comm_id("rdma_to_tcp", kt_rank());
+	unsigned char secret[KCOLL_SECRET_LEN];
+	int st = -1, fd;
+	pid_t pid;
+
+	if (!kt_rdma())
+		SKIP(return, "needs an RDMA device");
+	kt_comm_secret(id, secret);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+		_exit(fd >= 0 && kt_comm_create_flags(fd, id, secret, 0, 2, t, 8000,
+						      KCOLL_COMM_TRANSPORT_TCP, NULL, NULL) ? 0 : 1);
+	}
+	usleep(300 * 1000);	/* rank 0 is listed first, so the request finds it */
+	EXPECT_NE(0, kt_comm_create_flags(self->fd, id, secret, 1, 2, t, 8000,
+					  KCOLL_COMM_TRANSPORT_RDMA, NULL, NULL));
+	EXPECT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("rank 0 (TCP) was created, or died");
+	EXPECT_EQ(0, kt_count_comms());
+}
+
 TEST_F(dev, duplicate_comm_and_rank_is_eexist)
 {
 	struct kcoll_sockaddr me = kt_addr(kt_rank());

@@ -155,12 +155,12 @@ static inline void kt_comm_secret(uint64_t id, unsigned char secret[KCOLL_SECRET
 	}
 }
 
-/* kt_comm_create() with a given secret (NULL: none, all zero). */
-static inline int kt_comm_create_secret(int fd, uint64_t id, const unsigned char *secret,
-					unsigned int rank, unsigned int nranks,
-					const struct kcoll_sockaddr *peers,
-					unsigned int timeout_ms, uint32_t *handle,
-					uint32_t *failed_rank)
+/* kt_comm_create() with a given secret (NULL: none, all zero) and create flags. */
+static inline int kt_comm_create_flags(int fd, uint64_t id, const unsigned char *secret,
+				       unsigned int rank, unsigned int nranks,
+				       const struct kcoll_sockaddr *peers,
+				       unsigned int timeout_ms, uint32_t flags, uint32_t *handle,
+				       uint32_t *failed_rank)
 {
 	struct kcoll_comm_create c = {
 		/* KT_COMM_CREATE_V0=1: the 64-byte struct, no secret (a module without one) */
@@ -171,6 +171,7 @@ static inline int kt_comm_create_secret(int fd, uint64_t id, const unsigned char
 		.peers = (uintptr_t)peers,
 		.peer_size = sizeof(*peers),
 		.timeout_ms = timeout_ms,
+		.flags = flags,
 	};
 	int ret;
 
@@ -183,6 +184,17 @@ static inline int kt_comm_create_secret(int fd, uint64_t id, const unsigned char
 	if (failed_rank)
 		*failed_rank = c.failed_rank;
 	return ret;
+}
+
+/* kt_comm_create() with a given secret (NULL: none, all zero). */
+static inline int kt_comm_create_secret(int fd, uint64_t id, const unsigned char *secret,
+					unsigned int rank, unsigned int nranks,
+					const struct kcoll_sockaddr *peers,
+					unsigned int timeout_ms, uint32_t *handle,
+					uint32_t *failed_rank)
+{
+	return kt_comm_create_flags(fd, id, secret, rank, nranks, peers, timeout_ms, 0, handle,
+				    failed_rank);
 }
 
 /* Create a comm over the first @nranks nodes; returns 0 or -errno, *handle on success. */
