@@ -567,19 +567,8 @@ class ProcessGroupKcoll(dist.ProcessGroup):
             self._coalesced.append((what, b, nbytes, peer, fut, tensors))
             return _Work(fut)
         req = post(b.ptr, nbytes, peer)
-
-        def done(exc, got):
-            if exc is None:
-                try:
-                    b.done()
-                except BaseException as e:
-                    exc = e
-            if exc is not None:
-                fut.set_exception(exc)  # the waiter sees it from Work.wait()
-            else:
-                fut.set_result(tensors)
-
-        poller().add(self.comm, req, nbytes, done)
+        # A countdown of one: the error, or b.done()'s copy-back then the tensors.
+        poller().add(self.comm, req, nbytes, _Countdown(1, fut, b, b.done, tensors).done)
         return _Work(fut)
 
     # batch_isend_irecv: torch brackets its isend/irecv calls with these (1.13: end gets the
