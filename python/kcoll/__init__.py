@@ -15,7 +15,7 @@ from . import _lib
 
 __all__ = ["Comm", "KcollError", "KcollTimeout", "unique_id", "UNIQUE_ID_BYTES", "SPLIT_UNDEFINED",
            "INT8", "UINT8", "INT32", "UINT32", "INT64", "UINT64", "FP16", "BF16", "FP32",
-           "FP64", "SUM", "PROD", "MIN", "MAX", "AVG", "version"]
+           "FP64", "SUM", "PROD", "MIN", "MAX", "AVG", "version", "LAUNCHERS", "launcher"]
 
 # enum kcoll_datatype and enum kcoll_red_op (include/uapi/linux/kcoll.h)
 INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64 = range(10)
@@ -27,6 +27,29 @@ _MS_MAX = 0xFFFFFFFF
 
 def version():
     return lib().kcoll_version().decode()
+
+
+# Where a launcher puts rank, size and local rank, in libkcoll's order of precedence
+# (lib/boot_env.c, kcoll_env_sources; the host test compares the two tables): the innermost
+# launcher first, Slurm last (an sbatch script's SLURM_PROCID leaks into mpirun's processes).
+LAUNCHERS = (
+    ("KCOLL", "KCOLL_RANK", "KCOLL_NRANKS", None),
+    ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"),
+    ("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+    ("MPICH (PMI)", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),
+    ("Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
+)
+
+
+def launcher(environ):
+    """(name, rank, size, local rank or None) of the first launcher of LAUNCHERS whose rank
+    or size is set in @environ (an empty value is unset, as in libkcoll), else None.
+    Values are given as found: libkcoll checks them."""
+    for name, rank, size, local in LAUNCHERS:
+        if environ.get(rank) or environ.get(size):
+            return name, environ.get(rank, ""), environ.get(size, ""), \
+                environ.get(local) if local else None
+    return None
 
 
 def _ms(ms):
