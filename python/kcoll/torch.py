@@ -18,6 +18,7 @@ consecutive tensors of one dtype), as is batch_isend_irecv; both complete before
 CPU tensors only.  See Documentation/pytorch.rst.
 """
 import datetime
+import errno
 import functools
 import inspect
 import os
@@ -29,7 +30,7 @@ import torch.distributed as dist
 from torch._C._distributed_c10d import _create_work_from_future
 from torch.distributed import distributed_c10d as c10d
 
-from . import Comm, KcollError, KcollTimeout, SPLIT_UNDEFINED  # noqa: F401
+from . import Comm, KcollError, KcollTimeout, SPLIT_UNDEFINED, UNIQUE_ID_BYTES  # noqa: F401
 from . import launcher, unique_id
 from . import _lib
 from . import INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64
@@ -39,6 +40,10 @@ from ._poll import poller
 
 BACKEND = "kcoll"
 STORE_KEY = "kcoll/unique_id"
+# What rank 0 stores under STORE_KEY instead of an id when it cannot draw one (never
+# UNIQUE_ID_BYTES long); the others show at most _FAILED_MAX bytes of it.
+_FAILED = b"kcoll: failed: "
+_FAILED_MAX = 512
 
 # torch dtype -> kcoll datatype.  bool travels as uint8 (its reductions: see _op).
 DTYPES = {
@@ -308,11 +313,22 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         # otherwise (libkcoll reads KCOLL_BOOTSTRAP_TIMEOUT_MS when given 0).
         boot = 0 if os.environ.get("KCOLL_BOOTSTRAP_TIMEOUT_MS") else ms
         if rank == 0:
-            uid = unique_id(timeout_ms=boot)
+            try:
+                uid = unique_id(timeout_ms=boot)
+            except BaseException as e:
+                # The others wait in store.get() for an id: tell them why there is none,
+                # rather than let them wait for the whole timeout.
+                why = _FAILED + str(e).encode(errors="replace")
+                store.set(STORE_KEY, why + b"." * (len(why) == UNIQUE_ID_BYTES))
+                raise
             store.set(STORE_KEY, uid)
         else:
-            uid = store.get(STORE_KEY)
-        self.comm = Comm(bytes(uid), size, rank, timeout_ms=ms, bootstrap_timeout_ms=boot)
+            uid = bytes(store.get(STORE_KEY))
+            if uid.startswith(_FAILED) and len(uid) != UNIQUE_ID_BYTES:
+                raise KcollError("kcoll bootstrap", errno.ECONNABORTED,
+                                 "rank 0 could not start it: %s" %
+                                 uid[len(_FAILED):_FAILED_MAX].decode(errors="replace"))
+        self.comm = Comm(uid, size, rank, timeout_ms=ms, bootstrap_timeout_ms=boot)
 
     # -- process group identity ------------------------------------------------------------
 

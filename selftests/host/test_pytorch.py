@@ -701,6 +701,12 @@ def test_bootstrap_through_store():
     finally:
         del os.environ["KCOLL_BOOTSTRAP_TIMEOUT_MS"]
     expect(M.kcoll_mock_uid_timeout() == 0, "the environment's bootstrap timeout wins")
+    # rank 0 cannot draw an id: the others learn it from the store, not from their timeout
+    fail_next(errno.EADDRNOTAVAIL, "no address to listen on")
+    raises(kcoll.KcollError, kt._create, dist.PrefixStore("i", store), 0, 2, timeout)
+    e = raises(kcoll.KcollError, kt._create, dist.PrefixStore("i", store), 1, 2, timeout,
+               match="rank 0 could not start it: kcoll: kcoll_get_unique_id")
+    expect("no address to listen on" in str(e) and e.errno == errno.ECONNABORTED, e)
 
 
 @needs_torch
