@@ -25,7 +25,13 @@ SYSTEMS = [
     ("mpi-ucx", "Open MPI over UCX (rxe0:1)"),
     ("mpi-tcp", "Open MPI over TCP (ob1, btl tcp)"),
     ("gloo", "PyTorch Gloo over TCP"),
+    ("torch-kcoll", "PyTorch on kcoll (python/kcoll, RDMA)"),
+    ("torch-kcoll-tcp", "PyTorch on kcoll, kernel TCP transport"),
 ]
+# kcoll-perf's ratio columns; the PyTorch backends are compared with Gloo (TORCH_SIZES).
+PEERS = ["mpi-ucx", "mpi-tcp", "gloo"]
+TORCH = ["torch-kcoll", "torch-kcoll-tcp"]
+TORCH_SIZES = (8, 1 << 20, 16 << 20)
 COLLS = ["allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"]
 TARGET_STATES = ("met", "missed", "not measured")
 
@@ -247,12 +253,48 @@ def compute_ratios(cl):
             ln = link_at(cl, kr["size"])
             ent["kcoll_over_link_bidir"] = ratio(kr["busbw_gbs"], ln["bi_per_dir_gbs"]) if ln else None
             ent["kcoll_over_link_uni"] = ratio(kr["busbw_gbs"], ln["uni_gbs"]) if ln else None
-            for peer, _ in SYSTEMS[1:]:
+            for peer in PEERS:
                 ps = cl["systems"][peer]
                 prow = next((r for r in pick(ps["rows"], coll) if r["size"] == kr["size"]), None)
                 ent["kcoll_over_" + peer] = ratio(kr["busbw_gbs"], prow["busbw_gbs"]) if prow else None
             out.append(ent)
     return out
+
+
+def compute_torch(cl):
+    """torch+kcoll over torch+Gloo (busbw over busbw, = Gloo's time over kcoll's) at
+    TORCH_SIZES: one row per size, None where a side has no row."""
+    rows = {name: {r["size"]: r for r in pick(cl["systems"][name]["rows"], "allreduce")}
+            for name in ["gloo"] + TORCH}
+    out = []
+    for size in TORCH_SIZES:
+        g = rows["gloo"].get(size)
+        ent = {"size": size, "gloo_time_us": g["time_us"] if g else None}
+        for name in TORCH:
+            k = rows[name].get(size)
+            ent[name + "_time_us"] = k["time_us"] if k else None
+            ent[name + "_over_gloo"] = ratio(k["busbw_gbs"], g["busbw_gbs"]) if k and g else None
+        out.append(ent)
+    return out
+
+
+def torch_targets(cl):
+    """torch+kcoll at least 2x torch+Gloo at 1 and 16 MiB (issue 16)."""
+    t = []
+    tk, gl = cl["systems"]["torch-kcoll"], cl["systems"]["gloo"]
+    for ent in cl["torch"]:
+        if ent["size"] < 1 << 20:
+            continue
+        why = None
+        for s, label in ((tk, "torch+kcoll"), (gl, "torch+Gloo")):
+            if not why and not s["available"]:
+                why = "%s: not available (%s)" % (label, s["error"])
+        if not why and ent["torch-kcoll_over_gloo"] is None:
+            why = "no %s all-reduce row for both" % fmt_size(ent["size"])
+        t.append(target("%d VMs: torch+kcoll all-reduce busbw at %s / torch+Gloo" %
+                        (cl["nodes"], fmt_size(ent["size"])), ent["torch-kcoll_over_gloo"],
+                        2.0, ">=", "x", why))
+    return t
 
 
 def target(name, value, threshold, cmp, unit, why_missing=None, detail=""):
@@ -307,6 +349,7 @@ def compute_targets(clusters, kernels):
                 v = ar[8]["median_us"] / lat["t_typical_us"]
             t.append(target("2 VMs: 8-byte all-reduce median latency / median ib_write_lat",
                             v, 2.0, "<=", "x", why))
+        t += torch_targets(cl)
     v, why = None, None
     if kernels and kernels.get("rows"):
         row = next((r for r in kernels["rows"] if r.get("dtype") == "fp32" and r.get("op") == "sum"), None)
@@ -418,6 +461,20 @@ def md_table(head, rows):
     return out
 
 
+def torch_markdown(cl):
+    if not any(e["gloo_time_us"] is not None for e in cl["torch"]):
+        return []
+    L = ["### PyTorch: kcoll's backend against Gloo (all_reduce, fp32 sum)", "",
+         "The same script and process (`bench/gloo_bench.py`), each size timed on each "
+         "backend in turn; ratio = Gloo's time / kcoll's (> 1: kcoll faster).", ""]
+    rows = [[fmt_size(e["size"]), fnum(e["gloo_time_us"], 1)] +
+            sum(([fnum(e[n + "_time_us"], 1), fnum(e[n + "_over_gloo"], 3)] for n in TORCH), [])
+            for e in cl["torch"]]
+    L += md_table(["size", "Gloo (µs)", "torch+kcoll (µs)", "ratio",
+                   "torch+kcoll, TCP transport (µs)", "ratio"], rows)
+    return L + [""]
+
+
 def markdown(rep):
     L = []
     host = rep["host"]
@@ -527,10 +584,11 @@ def markdown(rep):
                 for r in rr:
                     rows.append([fmt_size(r["size"]), fnum(r["kcoll_over_link_bidir"], 3),
                                  fnum(r["kcoll_over_link_uni"], 3)] +
-                                [fnum(r["kcoll_over_" + p], 3) for p, _ in SYSTEMS[1:]])
+                                [fnum(r["kcoll_over_" + p], 3) for p in PEERS])
                 L += md_table(["size", "kcoll / link (-b per dir.)", "kcoll / link (uni)"] +
-                              ["kcoll / " + p for p, _ in SYSTEMS[1:]], rows)
+                              ["kcoll / " + p for p in PEERS], rows)
                 L.append("")
+        L += torch_markdown(cl)
     L.append("## Reduction kernels (host, `bench/reduce_bench`)")
     L.append("")
     k = rep.get("reduction_kernels")
@@ -571,9 +629,11 @@ def markdown(rep):
              "into the run directory; over UCX with `--mca pml ucx` and "
              "`UCX_NET_DEVICES=rxe0:1`, over TCP with `--mca pml ob1 --mca btl tcp,self`. "
              "MPI_Allreduce runs in place (MPI_IN_PLACE).")
-    L.append("- PyTorch Gloo (Debian's python3-torch): `bench/gloo_bench.py`, one process per VM "
-             "started independently with `init_method=tcp://node0`; `import torch` alone takes "
-             "tens of seconds in a TCG guest and is not timed.")
+    L.append("- PyTorch (Debian's python3-torch): `bench/gloo_bench.py`, one process per VM "
+             "started independently with `init_method=tcp://node0`, timing Gloo, kcoll's backend "
+             "(`import kcoll.torch`) and kcoll's backend with `KCOLL_TRANSPORT=tcp` in turn at "
+             "each size, in place; `import torch` alone takes tens of seconds in a TCG guest "
+             "and is not timed.")
     L.append("- Every system uses the same sweep and iteration rule; time is the slowest rank's "
              "mean per operation; busbw factors are nccl-tests' (all-reduce 2(n-1)/n; all-gather, "
              "reduce-scatter, all-to-all (n-1)/n; broadcast 1).")
@@ -607,6 +667,7 @@ def main():
     for d in cdirs:
         cl = load_cluster(d)
         cl["ratios"] = compute_ratios(cl)
+        cl["torch"] = compute_torch(cl)
         clusters.append(cl)
     rep = {
         "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
