@@ -252,17 +252,20 @@ class Comm:
                              "moved %d bytes where %d were expected" % (got, nbytes))
         return got
 
-    def wait(self, req, nbytes=None):
-        """kcoll_wait() up to timeout_ms (0: no limit but the module's); bytes moved.
+    def wait(self, req, nbytes=None, timeout_ms=None, expired_ms=None):
+        """kcoll_wait() up to @timeout_ms (None: timeout_ms; 0 or negative: no limit but the
+        module's); bytes moved.
 
         A request still in flight at the timeout aborts the communicator (its memory cannot
-        be handed back while the kernel may still write it) and raises KcollTimeout.
+        be handed back while the kernel may still write it) and raises KcollTimeout (whose
+        message gives @expired_ms, when set, as the request's timeout).
         """
         got = ctypes.c_size_t()
-        ms = self.timeout_ms if 0 < self.timeout_ms <= 0x7FFFFFFF else -1
+        ms = self.timeout_ms if timeout_ms is None else timeout_ms
+        ms = ms if 0 < ms <= 0x7FFFFFFF else -1
         rc = lib().kcoll_wait(self._comm(), ctypes.byref(req), ms, ctypes.byref(got))
         if rc == -_errno.EAGAIN:  # still in flight after the timeout
-            raise self.expire(req)
+            raise self.expire(req, expired_ms)
         check("kcoll_wait", rc)
         return self._moved(got.value, nbytes)
 

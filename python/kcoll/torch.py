@@ -207,22 +207,38 @@ class _Work(dist._Work):
     is the C++ base class's), so _work() gives them the future's work instead.
     """
 
-    def __init__(self, fut):
+    def __init__(self, fut, reqs=()):
         super().__init__()
         self._fut = fut
         self._cfut = None
+        # [(comm, request)], added to the completion thread without waking it: the first
+        # wait() completes them itself, anything else wakes the thread first (_announce).
+        self._reqs = reqs
+
+    def _announce(self):
+        if self._reqs:
+            self._reqs = ()
+            poller().wake()
 
     def wait(self, timeout=None):
+        # The caller blocks anyway: it waits for its requests itself (one kcoll_wait each)
+        # rather than for the completion thread to hand them over (kcoll._poll).
+        reqs, self._reqs = self._reqs, ()
+        if not all([poller().wait_here(comm, req) for comm, req in reqs]):
+            poller().wake()  # one the thread had in hand: it completes it
         self._fut.wait()  # raises the operation's exception
         return True
 
     def is_completed(self):
+        self._announce()
         return self._fut.done()
 
     def is_success(self):
+        self._announce()
         return self.exception() is None if self._fut.done() else False
 
     def exception(self):
+        self._announce()
         if not self._fut.done():
             return None
         try:
@@ -235,11 +251,13 @@ class _Work(dist._Work):
         """The future of the output tensors.  Its error is re-raised by a then() callback
         (a RuntimeError carrying the KcollError's text): a comm hook hands this future to
         DDP's C++ reducer, which crashes on a Python exception object (see _work())."""
+        self._announce()
         if self._cfut is None:
             self._cfut = self._fut.then(_reraise)
         return self._cfut
 
     def result(self):
+        self._announce()
         return self._fut.wait()
 
 
@@ -264,7 +282,7 @@ def _python_caller():
     return f is not None and entry in f.f_code.co_names, entry
 
 
-def _work(fut):
+def _work(fut, reqs, python, entry):
     """The work of @fut for whoever called the backend.
 
     Python callers get a _Work: wait() raises the error.  C++ callers (torch 1.13's DDP)
@@ -277,9 +295,8 @@ def _work(fut):
     std::runtime_error carrying the message: 1.13's DDP crashes on a future failed with a
     Python exception object (set_exception()).
     """
-    python, entry = _python_caller()
     if python:
-        return _Work(fut)
+        return _Work(fut, reqs)
     if entry != "allreduce":
         fut.wait()  # raises the operation's error
     return _create_work_from_future(fut.then(_reraise))
@@ -369,8 +386,10 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         succeeded, copies results into the caller's tensors; result: the future's value.
         """
         ms = self._ms_of(opts)
+        python, entry = _python_caller()
         fut = torch.futures.Future()
         count = _Countdown(len(calls), fut, keep, finish, result)
+        reqs = []
         for k, (fn, args) in enumerate(calls):
             req = Request()
             try:
@@ -379,9 +398,14 @@ class ProcessGroupKcoll(dist.ProcessGroup):
                 # Those submitted complete in the background (their memory is kept until
                 # then); this caller gets the error now.
                 count.abandon(len(calls) - k, e)
+                if reqs:
+                    poller().wake()
                 raise
-            poller().add(self.comm, req, None, count.done, timeout_ms=ms)
-        return _work(fut)
+            # A Python caller's work completes them, or wakes the thread (_Work); C++
+            # callers need the thread at once.
+            poller().add(self.comm, req, None, count.done, timeout_ms=ms, wake=not python)
+            reqs.append((self.comm, req))
+        return _work(fut, reqs, python, entry)
 
     def allreduce(self, tensors, opts=None):
         op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
