@@ -9,13 +9,15 @@ keeps alive); kcoll.torch builds the process group on it.  Every failure raises 
 """
 import ctypes
 import errno as _errno
+import os
 
 from ._lib import KcollError, KcollTimeout, UNIQUE_ID_BYTES, SPLIT_UNDEFINED, lib, check
 from . import _lib
 
 __all__ = ["Comm", "KcollError", "KcollTimeout", "unique_id", "UNIQUE_ID_BYTES", "SPLIT_UNDEFINED",
            "INT8", "UINT8", "INT32", "UINT32", "INT64", "UINT64", "FP16", "BF16", "FP32",
-           "FP64", "SUM", "PROD", "MIN", "MAX", "AVG", "version", "LAUNCHERS", "launcher"]
+           "FP64", "SUM", "PROD", "MIN", "MAX", "AVG", "version", "LAUNCHERS", "launcher",
+           "launcher_env"]
 
 # enum kcoll_datatype and enum kcoll_red_op (include/uapi/linux/kcoll.h)
 INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64 = range(10)
@@ -50,6 +52,29 @@ def launcher(environ):
             return name, environ.get(rank, ""), environ.get(size, ""), \
                 environ.get(local) if local else None
     return None
+
+
+def launcher_env(environ=os.environ):
+    """Give torch's env:// rendezvous the rank and size of an MPI or Slurm launch.
+
+    mpirun, mpiexec and srun start the same script as torchrun does, but torch's env://
+    reads only RANK and WORLD_SIZE.  When neither is set, they (and LOCAL_RANK) are set from
+    the launcher libkcoll's environment bootstrap would use (LAUNCHERS).  MASTER_ADDR
+    and MASTER_PORT stay the caller's: no launcher says where rank 0 runs.  Returns the
+    launcher's name, or None when nothing was set.
+    """
+    if environ.get("RANK") or environ.get("WORLD_SIZE"):
+        return None
+    found = launcher(environ)
+    if found is None or found[0] == "torchrun":
+        return None
+    name, rank, size, local = found
+    if not rank or not size:  # half a pair: libkcoll's bootstrap says what is missing
+        return None
+    environ["RANK"], environ["WORLD_SIZE"] = rank, size
+    if local:
+        environ["LOCAL_RANK"] = local
+    return name
 
 
 def _ms(ms):

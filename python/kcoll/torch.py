@@ -7,7 +7,7 @@
 Bootstrap: rank 0 of the group draws a kcoll unique id (it becomes the bootstrap root) and
 puts it in the group's c10d store; the other ranks read it from there.  No port beyond the
 store's and the root's own (ephemeral, or $KCOLL_BOOTSTRAP_PORT).  Under mpirun, mpiexec or
-srun, the import sets RANK and WORLD_SIZE from the launcher's variables (launcher_env()).
+srun, the import sets RANK and WORLD_SIZE from the launcher's variables (kcoll.launcher_env()).
 
 Collectives and send/recv (isend/irecv) are submitted non-blocking in the calling thread, in
 call order, and complete in the background: ONE completion thread per process sleeps in
@@ -31,7 +31,7 @@ from torch._C._distributed_c10d import _create_work_from_future
 from torch.distributed import distributed_c10d as c10d
 
 from . import Comm, KcollError, KcollTimeout, SPLIT_UNDEFINED, UNIQUE_ID_BYTES  # noqa: F401
-from . import launcher, unique_id
+from . import launcher_env, unique_id
 from . import _lib
 from . import INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64
 from . import SUM, PROD, MIN, MAX, AVG
@@ -712,29 +712,6 @@ def _new_group(*args, **kwargs):
 
 _torch_new_group = c10d.new_group
 _new_group_sig = inspect.signature(_torch_new_group)
-
-
-def launcher_env(environ=os.environ):
-    """Give torch's env:// rendezvous the rank and size of an MPI or Slurm launch.
-
-    mpirun, mpiexec and srun start the same script as torchrun does, but torch's env://
-    reads only RANK and WORLD_SIZE.  When neither is set, they (and LOCAL_RANK) are set from
-    the launcher libkcoll's environment bootstrap would use (kcoll.LAUNCHERS).  MASTER_ADDR
-    and MASTER_PORT stay the caller's: no launcher says where rank 0 runs.  Returns the
-    launcher's name, or None when nothing was set.
-    """
-    if environ.get("RANK") or environ.get("WORLD_SIZE"):
-        return None
-    found = launcher(environ)
-    if found is None or found[0] == "torchrun":
-        return None
-    name, rank, size, local = found
-    if not rank or not size:  # half a pair: libkcoll's bootstrap says what is missing
-        return None
-    environ["RANK"], environ["WORLD_SIZE"] = rank, size
-    if local:
-        environ["LOCAL_RANK"] = local
-    return name
 
 
 def register():

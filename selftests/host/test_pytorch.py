@@ -768,47 +768,6 @@ def test_init_process_group_and_ddp():
         dist.destroy_process_group()
 
 
-def test_launchers_match_libkcoll():
-    """kcoll.LAUNCHERS is lib/boot_env.c's table, in the same order."""
-    import re
-    src = open(os.path.join(TOP, "lib", "boot_env.c")).read()
-    table = src[src.index("kcoll_env_sources[] = {"):]
-    table = table[:table.index("};")]
-    rows = [tuple(None if f == "NULL" else f.strip('"') for f in
-                  re.findall(r'"[^"]*"|NULL', row))
-            for row in re.findall(r"\{([^{}]*)\}", table)]
-    expect(rows == list(kcoll.LAUNCHERS), (rows, kcoll.LAUNCHERS))
-
-
-@needs_torch
-def test_launcher_env_for_mpirun_and_srun():
-    """What import kcoll.torch adds to the environment for torch's env:// rendezvous."""
-    cases = [  # (environment, launcher named, variables added)
-        ({}, None, {}),
-        ({"RANK": "1", "WORLD_SIZE": "2", "OMPI_COMM_WORLD_RANK": "0"}, None, {}),
-        ({"WORLD_SIZE": "2", "SLURM_PROCID": "1"}, None, {}),
-        ({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "2",
-          "OMPI_COMM_WORLD_LOCAL_RANK": "1"}, "Open MPI",
-         {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"}),
-        # mpirun in an sbatch script: the script's SLURM_PROCID is not the rank
-        ({"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "OMPI_COMM_WORLD_RANK": "3",
-          "OMPI_COMM_WORLD_SIZE": "4"}, "Open MPI", {"RANK": "3", "WORLD_SIZE": "4"}),
-        ({"PMI_RANK": "2", "PMI_SIZE": "3", "MPI_LOCALRANKID": "0"}, "MPICH (PMI)",
-         {"RANK": "2", "WORLD_SIZE": "3", "LOCAL_RANK": "0"}),
-        ({"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1"}, "Slurm",
-         {"RANK": "5", "WORLD_SIZE": "8", "LOCAL_RANK": "1"}),
-        ({"KCOLL_RANK": "0", "KCOLL_NRANKS": "2", "SLURM_PROCID": "1"}, "KCOLL",
-         {"RANK": "0", "WORLD_SIZE": "2"}),
-        ({"KCOLL_RANK": "", "SLURM_PROCID": "1", "SLURM_NTASKS": "2"}, "Slurm",
-         {"RANK": "1", "WORLD_SIZE": "2"}),
-        ({"SLURM_NTASKS": "2"}, None, {}),
-    ]
-    for env, name, added in cases:
-        e = dict(env)
-        got = kt.launcher_env(e)
-        expect(got == name and e == dict(env, **added), (env, got, e))
-
-
 def main():
     tests = [(n, f) for n, f in sorted(globals().items(), key=lambda kv: kv[0])
              if n.startswith("test_") and callable(f)]
