@@ -58,9 +58,9 @@ fi
 # mpirun -np 2 on this VM, each node on its own: the C seed through libkcoll's environment
 # bootstrap, then the Python seed through kcoll.torch's launcher mapping.  SLURM_PROCID=0
 # and SLURM_NTASKS=1 are what an sbatch script leaves to mpirun's processes: Open MPI's rank
-# must win.
-mpi="env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 SLURM_PROCID=0
-	SLURM_NTASKS=1 mpirun -np 2 --oversubscribe --bind-to none
+# must win.  RANK and WORLD_SIZE (this suite's, for the one-process runs) must not be.
+mpi="env -u RANK -u WORLD_SIZE OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	SLURM_PROCID=0 SLURM_NTASKS=1 mpirun -np 2 --oversubscribe --bind-to none
 	-x MASTER_ADDR=$(rig_ip "$RIG_NODE") -x PYTHONPATH -x LD_LIBRARY_PATH
 	-x PYTHONDONTWRITEBYTECODE"
 # shellcheck disable=SC2086
