@@ -100,6 +100,14 @@ class Poller:
             exc, got = None, comm.wait(req, e.nbytes, timeout_ms=ms, expired_ms=e.ms)
         except KcollError as x:
             exc, got = x, 0
+        except BaseException:
+            # Interrupted (KeyboardInterrupt) with the request in flight: the thread takes it
+            # back, and @done keeps its memory until it ends.
+            with self._lock:
+                e.quiet = False
+                self._pending.setdefault(fd, []).append(e)
+            self._wake()
+            raise
         e.done(exc, got)
         return True
 

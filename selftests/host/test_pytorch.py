@@ -603,6 +603,12 @@ def test_wait_completes_in_the_caller():
         expect(w.is_completed() and len(waits) == 2, "the completion thread completed it")
         w.wait()
         expect(len(waits) == 2 and t.tolist() == [8, 8], (waits, t))
+        # interrupted in the caller's wait: the thread takes the request back
+        g.comm.wait = lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt)
+        w = dist.all_reduce(t, group=g, async_op=True)
+        raises(KeyboardInterrupt, w.wait)
+        w.wait()
+        expect(t.tolist() == [16, 16], t)
     finally:
         del g.comm.wait
 
