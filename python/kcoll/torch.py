@@ -224,8 +224,12 @@ class _Work(dist._Work):
         # The caller blocks anyway: it waits for its requests itself (one kcoll_wait each)
         # rather than for the completion thread to hand them over (kcoll._poll).
         reqs, self._reqs = self._reqs, ()
-        if not all([poller().wait_here(comm, req) for comm, req in reqs]):
-            poller().wake()  # one the thread had in hand: it completes it
+        try:
+            if not all([poller().wait_here(comm, req) for comm, req in reqs]):
+                poller().wake()  # one the thread had in hand: it completes it
+        except BaseException:
+            poller().wake()  # interrupted: the thread completes the others
+            raise
         self._fut.wait()  # raises the operation's exception
         return True
 
