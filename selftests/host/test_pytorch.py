@@ -609,6 +609,11 @@ def test_wait_completes_in_the_caller():
         raises(KeyboardInterrupt, w.wait)
         w.wait()
         expect(t.tolist() == [16, 16], t)
+        u = torch.ones(1)
+        w = g.allreduce([t, u])  # two requests: the second is handed over too
+        raises(KeyboardInterrupt, w.wait)
+        w.wait()
+        expect(t.tolist() == [32, 32] and u.item() == 2, (t, u))
     finally:
         del g.comm.wait
 
