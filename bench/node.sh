@@ -7,7 +7,8 @@
 #   2. kcoll-perf on every node (all-reduce, all-gather, reduce-scatter, broadcast, all-to-all);
 #      then kcoll over kernel TCP (KCOLL_TRANSPORT=tcp): all-reduce, out of place
 #   3. Open MPI from node0: bench/mpi_timing over UCX (rxe0:1), then over TCP
-#   4. PyTorch Gloo: bench/gloo_bench.py on every node, init_method=tcp://node0
+#   4. PyTorch: bench/gloo_bench.py on every node, init_method=tcp://node0, Gloo, kcoll's
+#      backend (python/kcoll) and kcoll's backend on its TCP transport, in one process
 # Results go to /run/rig/results/ (the run directory on the host), which bench/report.py
 # reads.  BENCH_SMOKE=1: tiny sizes (the sanity test).  BENCH_BIN: where mpi_timing is.
 # BENCH_ONLY=tcp: only what runs over TCP (iperf3, kcoll over TCP, Open MPI over TCP, Gloo).
@@ -224,18 +225,23 @@ if [ "$N" = 0 ]; then
 fi
 rig_barrier mpi $((3 * STEP_TIMEOUT))
 
-# ---- 4. PyTorch Gloo -------------------------------------------------------------------
+# ---- 4. PyTorch: Gloo, kcoll, kcoll over its TCP transport --------------------------------
 
-log "gloo (import torch takes a while under TCG)"
+# One process per node for the three backends (one `import torch`), each size timed on each
+# backend in turn (bench/gloo_bench.py).
+log "torch: gloo, kcoll, kcoll-tcp (import torch takes a while under TCG)"
 json=
-[ "$N" = 0 ] && json="-J $R/gloo.json"
+[ "$N" = 0 ] && json="-J $R/%s.json"
 # shellcheck disable=SC2086
-GLOO_SOCKET_IFNAME=eth0 timeout $STEP_TIMEOUT /usr/bin/python3 bench/gloo_bench.py \
-	--rank "$N" --world "$NN" --master "$(rig_ip 0):29510" $SWEEP $json \
+PYTHONPATH="$RIG_TOP/python" LD_LIBRARY_PATH="$RIG_TOP/lib" GLOO_SOCKET_IFNAME=eth0 \
+	timeout $STEP_TIMEOUT /usr/bin/python3 bench/gloo_bench.py --rank "$N" --world "$NN" \
+	--master "$(rig_ip 0):29510" --backend gloo,kcoll,kcoll-tcp $SWEEP $json \
 	>"$R/gloo-node$N.out" 2>&1
 rc=$?
-if [ "$N" = 0 ]; then echo $rc >"$R/gloo.rc"; else echo $rc >"$R/gloo-node$N.rc"; fi
-log "gloo exit status $rc"
+for s in gloo torch-kcoll torch-kcoll-tcp; do
+	if [ "$N" = 0 ]; then echo $rc >"$R/$s.rc"; else echo $rc >"$R/$s-node$N.rc"; fi
+done
+log "torch exit status $rc"
 rig_barrier gloo $STEP_TIMEOUT
 
 [ -f /run/sshd.pid ] && kill "$(cat /run/sshd.pid)" 2>/dev/null

@@ -26,11 +26,16 @@ SYSTEMS = [
     ("mpi-tcp", "Open MPI over TCP (ob1, btl tcp)"),
     ("gloo", "PyTorch Gloo over TCP"),
     ("kcoll-tcp", "kcoll over kernel TCP (KCOLL_TRANSPORT=tcp)"),
+    ("torch-kcoll", "PyTorch on kcoll (python/kcoll, RDMA)"),
+    ("torch-kcoll-tcp", "PyTorch on kcoll, kernel TCP transport"),
 ]
-# What kcoll (over RDMA) is compared with; kcoll-tcp has its own comparison (tcp_rows()).
-PEERS = [s for s in SYSTEMS[1:] if s[0] != "kcoll-tcp"]
+# What kcoll (over RDMA) is compared with; kcoll-tcp has its own comparison (tcp_rows()), the
+# PyTorch backends theirs with Gloo (compute_torch(), TORCH_SIZES).
+PEERS = [s for s in SYSTEMS if s[0] in ("mpi-ucx", "mpi-tcp", "gloo")]
 # kcoll over TCP against the TCP systems on the same VMs (issue 14, item 4).
 TCP_PEERS = [("gloo", "Gloo"), ("mpi-tcp", "Open MPI TCP")]
+TORCH = ["torch-kcoll", "torch-kcoll-tcp"]
+TORCH_SIZES = (8, 1 << 20, 16 << 20)
 COLLS = ["allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"]
 TARGET_STATES = ("met", "missed", "not measured")
 
@@ -308,6 +313,23 @@ def tcp_rows(cl):
     return out
 
 
+def compute_torch(cl):
+    """torch+kcoll over torch+Gloo (busbw over busbw, = Gloo's time over kcoll's) at
+    TORCH_SIZES: one row per size, None where a side has no row."""
+    rows = {name: {r["size"]: r for r in pick(cl["systems"][name]["rows"], "allreduce")}
+            for name in ["gloo"] + TORCH}
+    out = []
+    for size in TORCH_SIZES:
+        g = rows["gloo"].get(size)
+        ent = {"size": size, "gloo_time_us": g["time_us"] if g else None}
+        for name in TORCH:
+            k = rows[name].get(size)
+            ent[name + "_time_us"] = k["time_us"] if k else None
+            ent[name + "_over_gloo"] = ratio(k["busbw_gbs"], g["busbw_gbs"]) if k and g else None
+        out.append(ent)
+    return out
+
+
 def tcp_targets(cl):
     """Issue 14's targets for kcoll over TCP on this cluster size."""
     n, t = cl["nodes"], []
@@ -344,6 +366,25 @@ def tcp_targets(cl):
         v = rows[8]["kcoll_tcp_median_us"] / rows[8]["mpi-tcp_median_us"]
     t.append(target("%d VMs: kcoll/TCP 8-byte all-reduce median latency / Open MPI TCP's" % n,
                     v, 1.0, "<=", "x", why))
+    return t
+
+
+def torch_targets(cl):
+    """torch+kcoll at least 2x torch+Gloo at 1 and 16 MiB (issue 16)."""
+    t = []
+    tk, gl = cl["systems"]["torch-kcoll"], cl["systems"]["gloo"]
+    for ent in cl["torch"]:
+        if ent["size"] < 1 << 20:
+            continue
+        why = None
+        for s, label in ((tk, "torch+kcoll"), (gl, "torch+Gloo")):
+            if not why and not s["available"]:
+                why = "%s: not available (%s)" % (label, s["error"])
+        if not why and ent["torch-kcoll_over_gloo"] is None:
+            why = "no %s all-reduce row for both" % fmt_size(ent["size"])
+        t.append(target("%d VMs: torch+kcoll all-reduce busbw at %s / torch+Gloo" %
+                        (cl["nodes"], fmt_size(ent["size"])), ent["torch-kcoll_over_gloo"],
+                        2.0, ">=", "x", why))
     return t
 
 
@@ -401,6 +442,7 @@ def compute_targets(clusters, kernels):
                             v, 2.0, "<=", "x", why))
         if n in (2, 4):
             t += tcp_targets(cl)
+        t += torch_targets(cl)
     v, why = None, None
     if kernels and kernels.get("rows"):
         row = next((r for r in kernels["rows"] if r.get("dtype") == "fp32" and r.get("op") == "sum"), None)
@@ -546,6 +588,20 @@ def markdown_tcp(cl):
     return L
 
 
+def torch_markdown(cl):
+    if not any(e["gloo_time_us"] is not None for e in cl["torch"]):
+        return []
+    L = ["### PyTorch: kcoll's backend against Gloo (all_reduce, fp32 sum)", "",
+         "The same script and process (`bench/gloo_bench.py`), each size timed on each "
+         "backend in turn; ratio = Gloo's time / kcoll's (> 1: kcoll faster).", ""]
+    rows = [[fmt_size(e["size"]), fnum(e["gloo_time_us"], 1)] +
+            sum(([fnum(e[n + "_time_us"], 1), fnum(e[n + "_over_gloo"], 3)] for n in TORCH), [])
+            for e in cl["torch"]]
+    L += md_table(["size", "Gloo (µs)", "torch+kcoll (µs)", "ratio",
+                   "torch+kcoll, TCP transport (µs)", "ratio"], rows)
+    return L + [""]
+
+
 def markdown(rep):
     L = []
     host = rep["host"]
@@ -660,6 +716,7 @@ def markdown(rep):
                               ["kcoll / " + p for p, _ in PEERS], rows)
                 L.append("")
         L += markdown_tcp(cl)
+        L += torch_markdown(cl)
     L.append("## Reduction kernels (host, `bench/reduce_bench`)")
     L.append("")
     k = rep.get("reduction_kernels")
@@ -700,14 +757,16 @@ def markdown(rep):
              "into the run directory; over UCX with `--mca pml ucx` and "
              "`UCX_NET_DEVICES=rxe0:1`, over TCP with `--mca pml ob1 --mca btl tcp,self`. "
              "MPI_Allreduce runs in place (MPI_IN_PLACE).")
-    L.append("- PyTorch Gloo (Debian's python3-torch): `bench/gloo_bench.py`, one process per VM "
-             "started independently with `init_method=tcp://node0`; `import torch` alone takes "
-             "tens of seconds in a TCG guest and is not timed.")
     L.append("- kcoll over TCP: the same `kcoll-perf` on the same VMs with "
              "`KCOLL_TRANSPORT=tcp` (the kernel's TCP transport; Soft-RoCE stays loaded but "
              "unused), all-reduce only, out of place. The TCP link limit: `iperf3 -c node0 -J` "
              "from node1, one stream, one way and `--bidir` (the per-direction figure is the "
              "mean of the two directions' received rates).")
+    L.append("- PyTorch (Debian's python3-torch): `bench/gloo_bench.py`, one process per VM "
+             "started independently with `init_method=tcp://node0`, timing Gloo, kcoll's backend "
+             "(`import kcoll.torch`) and kcoll's backend with `KCOLL_TRANSPORT=tcp` in turn at "
+             "each size, in place; `import torch` alone takes tens of seconds in a TCG guest "
+             "and is not timed.")
     L.append("- Every system uses the same sweep and iteration rule; time is the slowest rank's "
              "mean per operation; busbw factors are nccl-tests' (all-reduce 2(n-1)/n; all-gather, "
              "reduce-scatter, all-to-all (n-1)/n; broadcast 1).")
@@ -742,6 +801,7 @@ def main():
         cl = load_cluster(d)
         cl["ratios"] = compute_ratios(cl)
         cl["tcp"] = tcp_rows(cl)
+        cl["torch"] = compute_torch(cl)
         clusters.append(cl)
     rep = {
         "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

@@ -50,7 +50,12 @@ int kcoll_env_ulong(const char *name, unsigned long min, unsigned long max,
 	return 0;
 }
 
-/* Where the rank and size come from, in order of precedence. */
+/*
+ * Where the rank and size come from, in order of precedence: the innermost launcher first.
+ * Slurm's come last because they leak into what runs under it: an sbatch script is task 0
+ * of its step, and mpirun's daemons started by srun hand their own SLURM_PROCID to every
+ * process they start.
+ */
 static const struct kcoll_env_source {
 	const char *name;
 	const char *rank;
@@ -59,9 +64,10 @@ static const struct kcoll_env_source {
 } kcoll_env_sources[] = {
 	{ "KCOLL", "KCOLL_RANK", "KCOLL_NRANKS", NULL },
 	{ "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK" },
-	{ "Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID" },
 	{ "Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
 	  "OMPI_COMM_WORLD_LOCAL_RANK" },
+	{ "MPICH (PMI)", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID" },
+	{ "Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID" },
 };
 
 /* The job's identity, in order of precedence: ranks of different jobs never mix. */
@@ -91,8 +97,9 @@ int kcoll_env_parse(struct kcoll_env_conf *conf)
 	if (!src)
 		return kcoll_fail(-EINVAL, "no rank in the environment: set KCOLL_RANK and "
 				  "KCOLL_NRANKS, or start under torchrun (RANK, WORLD_SIZE), "
-				  "Slurm (SLURM_PROCID, SLURM_NTASKS) or Open MPI "
-				  "(OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE)");
+				  "Open MPI (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE), "
+				  "MPICH (PMI_RANK, PMI_SIZE) or Slurm (SLURM_PROCID, "
+				  "SLURM_NTASKS)");
 	if (!rank_set || !size_set)
 		return kcoll_fail(-EINVAL, "%s is set but %s is not (%s)",
 				  rank_set ? src->rank : src->size,

@@ -9,13 +9,15 @@ keeps alive); kcoll.torch builds the process group on it.  Every failure raises 
 """
 import ctypes
 import errno as _errno
+import os
 
 from ._lib import KcollError, KcollTimeout, UNIQUE_ID_BYTES, SPLIT_UNDEFINED, lib, check
 from . import _lib
 
 __all__ = ["Comm", "KcollError", "KcollTimeout", "unique_id", "UNIQUE_ID_BYTES", "SPLIT_UNDEFINED",
            "INT8", "UINT8", "INT32", "UINT32", "INT64", "UINT64", "FP16", "BF16", "FP32",
-           "FP64", "SUM", "PROD", "MIN", "MAX", "AVG", "version"]
+           "FP64", "SUM", "PROD", "MIN", "MAX", "AVG", "version", "LAUNCHERS", "launcher",
+           "launcher_env"]
 
 # enum kcoll_datatype and enum kcoll_red_op (include/uapi/linux/kcoll.h)
 INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64 = range(10)
@@ -27,6 +29,52 @@ _MS_MAX = 0xFFFFFFFF
 
 def version():
     return lib().kcoll_version().decode()
+
+
+# Where a launcher puts rank, size and local rank, in libkcoll's order of precedence
+# (lib/boot_env.c, kcoll_env_sources; the host test compares the two tables): the innermost
+# launcher first, Slurm last (an sbatch script's SLURM_PROCID leaks into mpirun's processes).
+LAUNCHERS = (
+    ("KCOLL", "KCOLL_RANK", "KCOLL_NRANKS", None),
+    ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"),
+    ("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+    ("MPICH (PMI)", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),
+    ("Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
+)
+
+
+def launcher(environ):
+    """(name, rank, size, local rank or None) of the first launcher of LAUNCHERS whose rank
+    or size is set in @environ (an empty value is unset, as in libkcoll), else None.
+    Values are given as found: libkcoll checks them."""
+    for name, rank, size, local in LAUNCHERS:
+        if environ.get(rank) or environ.get(size):
+            return name, environ.get(rank, ""), environ.get(size, ""), \
+                environ.get(local) if local else None
+    return None
+
+
+def launcher_env(environ=os.environ):
+    """Give torch's env:// rendezvous the rank and size of an MPI or Slurm launch.
+
+    mpirun, mpiexec and srun start the same script as torchrun does, but torch's env://
+    reads only RANK and WORLD_SIZE.  When neither is set, they (and LOCAL_RANK) are set from
+    the launcher libkcoll's environment bootstrap would use (LAUNCHERS).  MASTER_ADDR
+    and MASTER_PORT stay the caller's: no launcher says where rank 0 runs.  Returns the
+    launcher's name, or None when nothing was set.
+    """
+    if environ.get("RANK") or environ.get("WORLD_SIZE"):
+        return None
+    found = launcher(environ)
+    if found is None or found[0] == "torchrun":
+        return None
+    name, rank, size, local = found
+    if not rank or not size:  # half a pair: libkcoll's bootstrap says what is missing
+        return None
+    environ["RANK"], environ["WORLD_SIZE"] = rank, size
+    if local:
+        environ["LOCAL_RANK"] = local
+    return name
 
 
 def _ms(ms):
@@ -229,17 +277,20 @@ class Comm:
                              "moved %d bytes where %d were expected" % (got, nbytes))
         return got
 
-    def wait(self, req, nbytes=None):
-        """kcoll_wait() up to timeout_ms (0: no limit but the module's); bytes moved.
+    def wait(self, req, nbytes=None, timeout_ms=None, expired_ms=None):
+        """kcoll_wait() up to @timeout_ms (None: timeout_ms; 0 or negative: no limit but the
+        module's); bytes moved.
 
         A request still in flight at the timeout aborts the communicator (its memory cannot
-        be handed back while the kernel may still write it) and raises KcollTimeout.
+        be handed back while the kernel may still write it) and raises KcollTimeout (whose
+        message gives @expired_ms, when set, as the request's timeout).
         """
         got = ctypes.c_size_t()
-        ms = self.timeout_ms if 0 < self.timeout_ms <= 0x7FFFFFFF else -1
+        ms = self.timeout_ms if timeout_ms is None else timeout_ms
+        ms = ms if 0 < ms <= 0x7FFFFFFF else -1
         rc = lib().kcoll_wait(self._comm(), ctypes.byref(req), ms, ctypes.byref(got))
         if rc == -_errno.EAGAIN:  # still in flight after the timeout
-            raise self.expire(req)
+            raise self.expire(req, expired_ms)
         check("kcoll_wait", rc)
         return self._moved(got.value, nbytes)
 

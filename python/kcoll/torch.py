@@ -6,7 +6,8 @@
 
 Bootstrap: rank 0 of the group draws a kcoll unique id (it becomes the bootstrap root) and
 puts it in the group's c10d store; the other ranks read it from there.  No port beyond the
-store's and the root's own (ephemeral, or $KCOLL_BOOTSTRAP_PORT).
+store's and the root's own (ephemeral, or $KCOLL_BOOTSTRAP_PORT).  Under mpirun, mpiexec or
+srun, the import sets RANK and WORLD_SIZE from the launcher's variables (kcoll.launcher_env()).
 
 Collectives and send/recv (isend/irecv) are submitted non-blocking in the calling thread, in
 call order, and complete in the background: ONE completion thread per process sleeps in
@@ -17,6 +18,7 @@ consecutive tensors of one dtype), as is batch_isend_irecv; both complete before
 CPU tensors only.  See Documentation/pytorch.rst.
 """
 import datetime
+import errno
 import functools
 import inspect
 import os
@@ -28,7 +30,8 @@ import torch.distributed as dist
 from torch._C._distributed_c10d import _create_work_from_future
 from torch.distributed import distributed_c10d as c10d
 
-from . import Comm, KcollError, KcollTimeout, SPLIT_UNDEFINED, unique_id  # noqa: F401
+from . import Comm, KcollError, KcollTimeout, SPLIT_UNDEFINED, UNIQUE_ID_BYTES  # noqa: F401
+from . import launcher_env, unique_id
 from . import _lib
 from . import INT8, UINT8, INT32, UINT32, INT64, UINT64, FP16, BF16, FP32, FP64
 from . import SUM, PROD, MIN, MAX, AVG
@@ -37,6 +40,10 @@ from ._poll import poller
 
 BACKEND = "kcoll"
 STORE_KEY = "kcoll/unique_id"
+# What rank 0 stores under STORE_KEY instead of an id when it cannot draw one (never
+# UNIQUE_ID_BYTES long); the others show at most _FAILED_MAX bytes of it.
+_FAILED = b"kcoll: failed: "
+_FAILED_MAX = 512
 
 # torch dtype -> kcoll datatype.  bool travels as uint8 (its reductions: see _op).
 DTYPES = {
@@ -200,22 +207,42 @@ class _Work(dist._Work):
     is the C++ base class's), so _work() gives them the future's work instead.
     """
 
-    def __init__(self, fut):
+    def __init__(self, fut, reqs=()):
         super().__init__()
         self._fut = fut
         self._cfut = None
+        # [(comm, request)], added to the completion thread without waking it: the first
+        # wait() completes them itself, anything else wakes the thread first (_announce).
+        self._reqs = reqs
+
+    def _announce(self):
+        if self._reqs:
+            self._reqs = ()
+            poller().wake()
 
     def wait(self, timeout=None):
+        # The caller blocks anyway: it waits for its requests itself (one kcoll_wait each)
+        # rather than for the completion thread to hand them over (kcoll._poll).
+        reqs, self._reqs = self._reqs, ()
+        try:
+            if not all([poller().wait_here(comm, req) for comm, req in reqs]):
+                poller().wake()  # one the thread had in hand: it completes it
+        except BaseException:
+            poller().wake()  # interrupted: the thread completes the others
+            raise
         self._fut.wait()  # raises the operation's exception
         return True
 
     def is_completed(self):
+        self._announce()
         return self._fut.done()
 
     def is_success(self):
+        self._announce()
         return self.exception() is None if self._fut.done() else False
 
     def exception(self):
+        self._announce()
         if not self._fut.done():
             return None
         try:
@@ -228,11 +255,13 @@ class _Work(dist._Work):
         """The future of the output tensors.  Its error is re-raised by a then() callback
         (a RuntimeError carrying the KcollError's text): a comm hook hands this future to
         DDP's C++ reducer, which crashes on a Python exception object (see _work())."""
+        self._announce()
         if self._cfut is None:
             self._cfut = self._fut.then(_reraise)
         return self._cfut
 
     def result(self):
+        self._announce()
         return self._fut.wait()
 
 
@@ -257,7 +286,7 @@ def _python_caller():
     return f is not None and entry in f.f_code.co_names, entry
 
 
-def _work(fut):
+def _work(fut, reqs, python, entry):
     """The work of @fut for whoever called the backend.
 
     Python callers get a _Work: wait() raises the error.  C++ callers (torch 1.13's DDP)
@@ -270,9 +299,8 @@ def _work(fut):
     std::runtime_error carrying the message: 1.13's DDP crashes on a future failed with a
     Python exception object (set_exception()).
     """
-    python, entry = _python_caller()
     if python:
-        return _Work(fut)
+        return _Work(fut, reqs)
     if entry != "allreduce":
         fut.wait()  # raises the operation's error
     return _create_work_from_future(fut.then(_reraise))
@@ -306,11 +334,22 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         # otherwise (libkcoll reads KCOLL_BOOTSTRAP_TIMEOUT_MS when given 0).
         boot = 0 if os.environ.get("KCOLL_BOOTSTRAP_TIMEOUT_MS") else ms
         if rank == 0:
-            uid = unique_id(timeout_ms=boot)
+            try:
+                uid = unique_id(timeout_ms=boot)
+            except BaseException as e:
+                # The others wait in store.get() for an id: tell them why there is none,
+                # rather than let them wait for the whole timeout.
+                why = _FAILED + str(e).encode(errors="replace")
+                store.set(STORE_KEY, why + b"." * (len(why) == UNIQUE_ID_BYTES))
+                raise
             store.set(STORE_KEY, uid)
         else:
-            uid = store.get(STORE_KEY)
-        self.comm = Comm(bytes(uid), size, rank, timeout_ms=ms, bootstrap_timeout_ms=boot)
+            uid = bytes(store.get(STORE_KEY))
+            if uid.startswith(_FAILED) and len(uid) != UNIQUE_ID_BYTES:
+                raise KcollError("kcoll bootstrap", errno.ECONNABORTED,
+                                 "rank 0 could not start it: %s" %
+                                 uid[len(_FAILED):_FAILED_MAX].decode(errors="replace"))
+        self.comm = Comm(uid, size, rank, timeout_ms=ms, bootstrap_timeout_ms=boot)
 
     # -- process group identity ------------------------------------------------------------
 
@@ -351,8 +390,10 @@ class ProcessGroupKcoll(dist.ProcessGroup):
         succeeded, copies results into the caller's tensors; result: the future's value.
         """
         ms = self._ms_of(opts)
+        python, entry = _python_caller()
         fut = torch.futures.Future()
         count = _Countdown(len(calls), fut, keep, finish, result)
+        reqs = []
         for k, (fn, args) in enumerate(calls):
             req = Request()
             try:
@@ -361,9 +402,14 @@ class ProcessGroupKcoll(dist.ProcessGroup):
                 # Those submitted complete in the background (their memory is kept until
                 # then); this caller gets the error now.
                 count.abandon(len(calls) - k, e)
+                if reqs:
+                    poller().wake()
                 raise
-            poller().add(self.comm, req, None, count.done, timeout_ms=ms)
-        return _work(fut)
+            # A Python caller's work completes them, or wakes the thread (_Work); C++
+            # callers need the thread at once.
+            poller().add(self.comm, req, None, count.done, timeout_ms=ms, wake=not python)
+            reqs.append((self.comm, req))
+        return _work(fut, reqs, python, entry)
 
     def allreduce(self, tensors, opts=None):
         op = opts.reduceOp if opts is not None else dist.ReduceOp.SUM
@@ -567,19 +613,8 @@ class ProcessGroupKcoll(dist.ProcessGroup):
             self._coalesced.append((what, b, nbytes, peer, fut, tensors))
             return _Work(fut)
         req = post(b.ptr, nbytes, peer)
-
-        def done(exc, got):
-            if exc is None:
-                try:
-                    b.done()
-                except BaseException as e:
-                    exc = e
-            if exc is not None:
-                fut.set_exception(exc)  # the waiter sees it from Work.wait()
-            else:
-                fut.set_result(tensors)
-
-        poller().add(self.comm, req, nbytes, done)
+        # A countdown of one: the error, or b.done()'s copy-back then the tensors.
+        poller().add(self.comm, req, nbytes, _Countdown(1, fut, b, b.done, tensors).done)
         return _Work(fut)
 
     # batch_isend_irecv: torch brackets its isend/irecv calls with these (1.13: end gets the
@@ -693,3 +728,4 @@ def register():
 
 
 register()
+launcher_env()

@@ -91,6 +91,12 @@ def make_cluster(out, n, kcoll_ok):
     json.dump({"end": {"sum_received": {"bits_per_second": 0.9e9},
                        "sum_received_bidir_reverse": {"bits_per_second": 0.7e9}}},
               open(os.path.join(res, "iperf3", "bidir.json"), "w"))
+    for system, bw, lat in (("torch-kcoll", 0.2, 1000.0), ("torch-kcoll-tcp", 0.1, 2000.0)):
+        rows = [row(system, "allreduce", n, s, bw, lat) for s in SIZES] if kcoll_ok else \
+            [{"system": system, "error": "kcoll: cannot load libkcoll", "errno": None}]
+        write_jsonl(os.path.join(res, system + ".json"),
+                    [{"system": system, "meta": True, "import_torch_s": 41.5, "nranks": n}] + rows)
+        open(os.path.join(res, system + ".rc"), "w").write("0\n")
 
 
 def main():
@@ -146,6 +152,17 @@ def main():
                             "kcoll available: the Open MPI target is computed", json.dumps(t)))
                 tap.append(("kcoll / mpi-ucx" in md and "not available" not in md,
                             "kcoll available: report.md has the ratio tables", ""))
+                # torch+kcoll over torch+Gloo: Gloo's time over kcoll's, same size
+                for size, name in ((1 << 20, "1 MiB"), (16 << 20, "16 MiB")):
+                    t = st.get("2 VMs: torch+kcoll all-reduce busbw at %s / torch+Gloo" % name)
+                    want = (3000.0 + size / 80.0) / (1000.0 + size / 200.0)
+                    tap.append((t is not None and abs(t["value"] - want) < 1e-6 * want and
+                                t["status"] == "met",
+                                "kcoll available: the torch+kcoll / Gloo target at %s" % name,
+                                json.dumps(t)))
+                tap.append(("### PyTorch: kcoll's backend against Gloo" in md and
+                            "| 8 B |" in md.split("### PyTorch")[1],
+                            "kcoll available: report.md has the torch table with 8 B", ""))
             else:
                 tap.append((all(v["status"] == "not measured" for k, v in st.items()
                                 if "reduction kernels" not in k and "kcoll/TCP" not in k),

@@ -136,7 +136,8 @@ static void clear_env(void)
 	static const char *const vars[] = {
 		"KCOLL_RANK", "KCOLL_NRANKS", "RANK", "WORLD_SIZE", "LOCAL_RANK",
 		"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "OMPI_COMM_WORLD_RANK",
-		"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "KCOLL_BOOTSTRAP_ADDR",
+		"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMI_SIZE",
+		"MPI_LOCALRANKID", "KCOLL_BOOTSTRAP_ADDR",
 		"MASTER_ADDR", "MASTER_PORT", "KCOLL_BOOTSTRAP_PORT", "KCOLL_JOB_ID",
 		"SLURM_JOB_ID", "TORCHELASTIC_RUN_ID", "KCOLL_BOOTSTRAP_TIMEOUT_MS",
 		"KCOLL_ADDR", "KCOLL_IFNAME", "KCOLL_PORT", "KCOLL_CONNECT_TIMEOUT_MS",
@@ -882,6 +883,9 @@ static void set_all_launchers(void)
 	setenv("OMPI_COMM_WORLD_RANK", "5", 1);
 	setenv("OMPI_COMM_WORLD_SIZE", "8", 1);
 	setenv("OMPI_COMM_WORLD_LOCAL_RANK", "2", 1);
+	setenv("PMI_RANK", "6", 1);
+	setenv("PMI_SIZE", "9", 1);
+	setenv("MPI_LOCALRANKID", "3", 1);
 	setenv("MASTER_ADDR", "node0", 1);
 }
 
@@ -905,16 +909,13 @@ TEST(env_precedence)
 	EXPECT_EQ(6, c.nranks);
 	EXPECT_EQ(1, c.local_rank);
 
+	/*
+	 * An MPI launcher's ranks come before Slurm's: mpirun (or Hydra) inside an sbatch
+	 * script or an srun step leaves the script's or the daemon's SLURM_PROCID to all of
+	 * its processes.
+	 */
 	unsetenv("RANK");
 	unsetenv("WORLD_SIZE");
-	ASSERT_EQ(0, kcoll_env_parse(&c));
-	EXPECT_STREQ("Slurm", c.source);
-	EXPECT_EQ(4, c.rank);
-	EXPECT_EQ(7, c.nranks);
-	EXPECT_EQ(0, c.local_rank);
-
-	unsetenv("SLURM_PROCID");
-	unsetenv("SLURM_NTASKS");
 	ASSERT_EQ(0, kcoll_env_parse(&c));
 	EXPECT_STREQ("Open MPI", c.source);
 	EXPECT_EQ(5, c.rank);
@@ -922,11 +923,27 @@ TEST(env_precedence)
 	EXPECT_EQ(2, c.local_rank);
 	EXPECT_STREQ("node0", c.root_host);
 
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	unsetenv("OMPI_COMM_WORLD_SIZE");
+	ASSERT_EQ(0, kcoll_env_parse(&c));
+	EXPECT_STREQ("MPICH (PMI)", c.source);
+	EXPECT_EQ(6, c.rank);
+	EXPECT_EQ(9, c.nranks);
+	EXPECT_EQ(3, c.local_rank);
+
+	unsetenv("PMI_RANK");
+	unsetenv("PMI_SIZE");
+	ASSERT_EQ(0, kcoll_env_parse(&c));
+	EXPECT_STREQ("Slurm", c.source);
+	EXPECT_EQ(4, c.rank);
+	EXPECT_EQ(7, c.nranks);
+	EXPECT_EQ(0, c.local_rank);
+
 	/* An empty variable is an unset one. */
 	setenv("KCOLL_RANK", "", 1);
 	setenv("KCOLL_NRANKS", "", 1);
 	ASSERT_EQ(0, kcoll_env_parse(&c));
-	EXPECT_STREQ("Open MPI", c.source);
+	EXPECT_STREQ("Slurm", c.source);
 	clear_env();
 }
 
@@ -941,6 +958,7 @@ TEST(env_incomplete_or_malformed)
 		{ { { "RANK", "1" } }, "RANK is set but WORLD_SIZE is not (torchrun)" },
 		{ { { "SLURM_NTASKS", "2" } }, "SLURM_NTASKS is set but SLURM_PROCID is not" },
 		{ { { "OMPI_COMM_WORLD_RANK", "0" } }, "OMPI_COMM_WORLD_SIZE is not" },
+		{ { { "PMI_SIZE", "2" } }, "PMI_SIZE is set but PMI_RANK is not (MPICH (PMI))" },
 		{ { { "RANK", "one" }, { "WORLD_SIZE", "2" } }, "RANK=\"one\" is not a whole" },
 		{ { { "RANK", "-1" }, { "WORLD_SIZE", "2" } }, "RANK=\"-1\"" },
 		{ { { "RANK", " 1" }, { "WORLD_SIZE", "2" } }, "RANK=\" 1\"" },

@@ -574,6 +574,51 @@ def test_async_collectives_overlap_and_keep_order():
 
 
 @needs_torch
+def test_wait_completes_in_the_caller():
+    """wait() of a collective waits for its request in the caller's thread (one blocking
+    kcoll_wait), not for the completion thread; the completion thread still takes what
+    nobody waits for."""
+    import threading
+    import time
+    g = registered(pg(nranks=2, timeout=datetime.timedelta(seconds=5)))
+    waits = []
+    real = g.comm.wait
+    g.comm.wait = lambda *a, **k: waits.append((threading.current_thread(), k)) or real(*a, **k)
+    try:
+        M.kcoll_mock_hold(1)
+        t = torch.ones(2)
+        w = dist.all_reduce(t, group=g, async_op=True)
+        threading.Timer(0.2, M.kcoll_mock_hold, (0,)).start()
+        w.wait()
+        expect(t.tolist() == [2, 2] and len(waits) == 1, (t, waits))
+        me, kw = waits[0]
+        expect(me is threading.current_thread() and 0 < kw["timeout_ms"] <= 5000, waits)
+        dist.all_reduce(t, group=g)  # blocking: the same
+        expect(len(waits) == 2 and t.tolist() == [4, 4], (waits, t))
+        w = dist.all_reduce(t, group=g, async_op=True)
+        for _ in range(1000):  # 10 s: a loaded host may be slow to run the thread
+            if w.is_completed():
+                break
+            time.sleep(0.01)
+        expect(w.is_completed() and len(waits) == 2, "the completion thread completed it")
+        w.wait()
+        expect(len(waits) == 2 and t.tolist() == [8, 8], (waits, t))
+        # interrupted in the caller's wait: the thread takes the request back
+        g.comm.wait = lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt)
+        w = dist.all_reduce(t, group=g, async_op=True)
+        raises(KeyboardInterrupt, w.wait)
+        w.wait()
+        expect(t.tolist() == [16, 16], t)
+        u = torch.ones(1)
+        w = g.allreduce([t, u])  # two requests: the second is handed over too
+        raises(KeyboardInterrupt, w.wait)
+        w.wait()
+        expect(t.tolist() == [32, 32] and u.item() == 2, (t, u))
+    finally:
+        del g.comm.wait
+
+
+@needs_torch
 def test_async_errors_raise_from_wait():
     """A collective failing in flight: wait() raises the errno and kcoll_last_error()."""
     g = registered(pg(nranks=2))
@@ -701,6 +746,12 @@ def test_bootstrap_through_store():
     finally:
         del os.environ["KCOLL_BOOTSTRAP_TIMEOUT_MS"]
     expect(M.kcoll_mock_uid_timeout() == 0, "the environment's bootstrap timeout wins")
+    # rank 0 cannot draw an id: the others learn it from the store, not from their timeout
+    fail_next(errno.EADDRNOTAVAIL, "no address to listen on")
+    raises(kcoll.KcollError, kt._create, dist.PrefixStore("i", store), 0, 2, timeout)
+    e = raises(kcoll.KcollError, kt._create, dist.PrefixStore("i", store), 1, 2, timeout,
+               match="rank 0 could not start it: kcoll: kcoll_get_unique_id")
+    expect("no address to listen on" in str(e) and e.errno == errno.ECONNABORTED, e)
 
 
 @needs_torch

@@ -55,6 +55,22 @@ if [ "$RIG_NNODES" -eq 2 ]; then
 	rig_barrier torchrun-done 900
 fi
 
+# mpirun -np 2 on this VM, each node on its own: the C seed through libkcoll's environment
+# bootstrap, then the Python seed through kcoll.torch's launcher mapping.  SLURM_PROCID=0
+# and SLURM_NTASKS=1 are what an sbatch script leaves to mpirun's processes: Open MPI's rank
+# must win.  RANK and WORLD_SIZE (this suite's, for the one-process runs) must not be.
+mpi="env -u RANK -u WORLD_SIZE OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	SLURM_PROCID=0 SLURM_NTASKS=1 mpirun -np 2 --oversubscribe --bind-to none
+	-x MASTER_ADDR=$(rig_ip "$RIG_NODE") -x PYTHONPATH -x LD_LIBRARY_PATH
+	-x PYTHONDONTWRITEBYTECODE"
+# shellcheck disable=SC2086
+seed_tap mpirun_seed_c 2 0 1 -- $mpi -x MASTER_PORT=29510 examples/allreduce_seed \
+	>"$tap/mpirun_seed_c.tap"
+# shellcheck disable=SC2086
+seed_tap mpirun_seed_py 2 0 1 -- $mpi -x MASTER_PORT=29512 /usr/bin/python3 \
+	examples/allreduce_seed.py >"$tap/mpirun_seed_py.tap"
+rig_barrier mpirun-done 900
+
 MASTER_PORT=29501 timeout 1500 /usr/bin/python3 selftests/pytorch/torch_check.py \
 	>"$tap/torch_check.tap" 2>"$RIG_DIR/torch_check.stderr"
 echo "torch_check exit $?" >>"$RIG_DIR/torch_check.stderr"
