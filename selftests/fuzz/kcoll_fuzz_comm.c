@@ -111,14 +111,18 @@ static void fz_loc_bad(struct kcoll_rank_locality *l, unsigned int i, unsigned i
 	case 5:		/* huge numbers everywhere */
 		l->host = ~0ULL - (pick >> 8 & 1 ? i : 0);
 		l->nic = ~0ULL - i;
-		l->leaf = l->rack = l->pod = 1ULL << 63;
+		l->leaf = 1ULL << 63;
+		l->rack = l->leaf;
+		l->pod = l->leaf;
 		l->numa_node = INT32_MAX;
 		break;
 	default:	/* garbage */
-		memcpy(l, (uint64_t[6]){ fz_mix(salt, i), fz_mix(salt, i + 99), fz_mix(pick, i),
-					 pick >> 4 & 1 ? 0 : fz_mix(pick, 1), 0,
-					 fz_mix(salt ^ pick, i) & ~0xffffffff00000000ULL },
-		       sizeof(*l));
+		l->host = fz_mix(salt, i);
+		l->nic = fz_mix(salt, i + 99);
+		l->leaf = fz_mix(pick, i);
+		l->rack = pick >> 4 & 1 ? 0 : fz_mix(pick, 1);
+		l->pod = 0;
+		l->numa_node = (int32_t)fz_mix(salt ^ pick, i);
 		break;
 	}
 }
@@ -171,12 +175,13 @@ static size_t fz_create_ext(struct kcoll_comm_create *a, uint8_t *tail, uint64_t
 		break;
 	case OWN_BAD_TABLE:
 		if (pick % 7 == 6 && pick >> 5 & 1) {	/* an entry's tail not zero */
-			a->locality_size = stride = LOC_SIZE + 8 * (1 + salt % 26);
+			stride = LOC_SIZE + 8 * (1 + salt % 26);
+			a->locality_size = stride;
 			memset(t, 0, LOC_AREA);
 			for (i = 0; i < n; i++)
 				fz_loc_shape((void *)(t + i * stride), i, shape, salt);
-			t[(pick >> 6) % n * stride + LOC_SIZE + (pick >> 10) % (stride - LOC_SIZE)] =
-				(char)(pick | 1);
+			i = (pick >> 6) % n * stride + LOC_SIZE;
+			t[i + (pick >> 10) % (stride - LOC_SIZE)] = (char)(pick | 1);
 		}
 		break;
 	case OWN_BAD_FRAME:
@@ -302,7 +307,8 @@ void fz_comm_create(struct fz_pool *p, const struct fz_op *op)
 		pthread_mutex_unlock(&fz_stats->create_lock);
 	if (one_rank)
 		pthread_rwlock_unlock(&fz_stats->one_rank_lock);
-	if (own >= 0 || !op->mut)	/* the variant as built, not as a generic mutation left it */
+	/* The variant as built, not as a generic mutation left it */
+	if (own >= 0 || !op->mut)
 		fz_create_rows(&sent, size, op->v[5], own, ret);
 	pthread_mutex_lock(&p->lock);
 	if (!ret) {

@@ -212,6 +212,8 @@ static size_t fz_nl_value(const struct fz_pool *p, const struct fz_nl_attr *at, 
 {
 	static const char *const names[] = { "rxe0", "generic", "avx2", "nosuch", "siw0", "" };
 	static const uint32_t u32s[] = { 0, 1, 2, 64, 1000, 4096, 30000, 65536, 1 << 20 };
+	/* auto, RDMA, TCP; one past them, and far past */
+	static const uint8_t xports[] = { 0, 1, 2, 0, 1, 2, 3, 255 };
 	uint16_t port = v & 1 ? 18600 : 18601;
 	uint64_t id = fz_comm_id(p->env, v % FZ_NCOMM, v >> 8 & 1);
 	uint32_t u = u32s[v % 9];
@@ -238,8 +240,8 @@ static size_t fz_nl_value(const struct fz_pool *p, const struct fz_nl_attr *at, 
 	case T_STR:
 		strcpy(out, names[v % 6]);
 		return strlen(out) + 1;
-	case T_XPORT:	/* auto, RDMA, TCP; one past them, and far past */
-		out[0] = (char)(uint8_t[]){ 0, 1, 2, 0, 1, 2, 3, 255 }[v % 8];
+	case T_XPORT:
+		out[0] = (char)xports[v % 8];
 		return 1;
 	}
 	return 0;
