@@ -36,9 +36,13 @@
 
 static const char *const fz_avoid_name[] = { "one-rank-coll", "create-destroy-race", "netlink",
 					     "fork" };
-static const char *const fz_nl_row[] = { "nl:other", "nl:dev_get", "nl:dev_set",
-					 "nl:comm_get", "nl:comm_abort", "nl:config_get",
-					 "nl:config_set", "nl:engine_get", "nl:engine_set" };
+static const char *const fz_row_name[FZ_NROWS - FZ_ROW_NL] = {
+	"nl:other", "nl:dev_get", "nl:dev_set", "nl:comm_get", "nl:comm_abort",
+	"nl:config_get", "nl:config_set", "nl:engine_get", "nl:engine_set",
+	/* COMM_CREATE variants (kcoll_fuzz_comm.c) */
+	"cc:rdma", "cc:tcp", "cc:bad-flags", "cc:size<96", "cc:size>96", "cc:secret",
+	"cc:locality", "cc:bad-table", "cc:bad-frame",
+};
 
 /* Relative weights of the operations in a random program. */
 static const unsigned int fz_weight[FZ_NKINDS] = {
@@ -60,6 +64,13 @@ static uint64_t fz_rand(void)
 	return z ^ (z >> 31);
 }
 
+static uint64_t fz_hash(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return (z ^ (z >> 31)) | 1;	/* never 0: that is what a log without v[5] means */
+}
+
 /* The program of iteration env->iter: a function of (seed, iteration) alone. */
 static void fz_gen(const struct fz_env *env, unsigned int nthreads, unsigned int nops,
 		   struct fz_prog *prog)
@@ -76,7 +87,7 @@ static void fz_gen(const struct fz_env *env, unsigned int nthreads, unsigned int
 		prog->nops[t] = nops;
 		for (i = 0; i < nops; i++) {
 			op = &prog->ops[t][i];
-			for (k = 0; k < FZ_NARG; k++)
+			for (k = 0; k < FZ_NARG - 1; k++)	/* v[5]: below */
 				op->v[k] = fz_rand();
 			for (k = 0; k < 3; k++)
 				op->slot[k] = fz_rand() & 0xff;
@@ -92,6 +103,11 @@ static void fz_gen(const struct fz_env *env, unsigned int nthreads, unsigned int
 	prog->ops[0][1].kind = FZ_COMM_CREATE;
 	prog->ops[0][1].mut = 0;
 	prog->ops[0][1].slot[0] = 0;
+	/* v[5] by the operation's place: the stream above stays what it was before v[5] */
+	for (t = 0; t < nthreads; t++)
+		for (i = 0; i < nops; i++)
+			prog->ops[t][i].v[5] = fz_hash(env->seed ^ fz_hash(env->iter ^
+							fz_hash(t << 8 | i)));
 }
 
 static void fz_print(FILE *f, const struct fz_env *env, const struct fz_prog *prog)
@@ -106,9 +122,10 @@ static void fz_print(FILE *f, const struct fz_env *env, const struct fz_prog *pr
 		for (i = 0; i < prog->nops[t]; i++) {
 			op = &prog->ops[t][i];
 			fprintf(f, "t%u %s m%u s%u,%u,%u v0x%" PRIx64 ",0x%" PRIx64 ",0x%" PRIx64
-				",0x%" PRIx64 ",0x%" PRIx64 "\n", t, fz_kind_name[op->kind],
-				op->mut, op->slot[0], op->slot[1], op->slot[2], op->v[0], op->v[1],
-				op->v[2], op->v[3], op->v[4]);
+				",0x%" PRIx64 ",0x%" PRIx64 ",0x%" PRIx64 "\n", t,
+				fz_kind_name[op->kind], op->mut, op->slot[0], op->slot[1],
+				op->slot[2], op->v[0], op->v[1], op->v[2], op->v[3], op->v[4],
+				op->v[5]);
 		}
 }
 
@@ -135,8 +152,11 @@ static int fz_parse(FILE *f, struct fz_env *env, struct fz_prog *prog)
 			return -1;
 		op = &prog->ops[t][prog->nops[t]++];
 		*op = (struct fz_op){ .kind = k, .mut = mut, .slot = { s0, s1, s2 } };
-		if (sscanf(strstr(line, " v") + 2, "%" SCNx64 ",%" SCNx64 ",%" SCNx64 ",%" SCNx64
-			   ",%" SCNx64, &op->v[0], &op->v[1], &op->v[2], &op->v[3], &op->v[4]) != 5)
+		/* A log written before v[5] has five values: v[5] 0 is what they meant then. */
+		if (!strstr(line, " v") ||
+		    sscanf(strstr(line, " v") + 2, "%" SCNx64 ",%" SCNx64 ",%" SCNx64 ",%" SCNx64
+			   ",%" SCNx64 ",%" SCNx64, &op->v[0], &op->v[1], &op->v[2], &op->v[3],
+			   &op->v[4], &op->v[5]) < 5)
 			return -1;
 		if (t >= prog->nthreads)
 			prog->nthreads = t + 1;
@@ -349,7 +369,7 @@ static void fz_report(double secs, const struct fz_result *res)
 				continue;
 			if (!any)
 				printf("#   %-14s", k < FZ_NKINDS ? fz_kind_name[k] :
-				       fz_nl_row[k - FZ_NKINDS]);
+				       fz_row_name[k - FZ_ROW_NL]);
 			any = 1;
 			pairs++;
 			snprintf(name, sizeof(name), "%s", e ? strerrorname_np(e) ?: "E?" : "ok");
@@ -368,6 +388,7 @@ static void fz_usage(void)
 		"                  [-o LOG] [--avoid NAME[,NAME]] [--iter-timeout S] [--first N]\n"
 		"       kcoll_fuzz --replay LOG [-n REPEATS]\n"
 		"       kcoll_fuzz --print -s SEED --first N   (the program of iteration N)\n"
+		"       kcoll_fuzz --print --replay LOG        (the program a log replays)\n"
 		"avoid: one-rank-coll, create-destroy-race, netlink, fork\n");
 	exit(2);
 }
@@ -433,7 +454,10 @@ int main(int argc, char **argv)
 		itimeout = (env.nnodes > 1 ? 60 : 30) * (kt_quick() ? 5 : 1);
 	if (print) {
 		env.iter = first;
-		fz_gen(&env, nthreads, nops, &prog);
+		if (!replay)
+			fz_gen(&env, nthreads, nops, &prog);
+		else if (!(f = fopen(replay, "r")) || fz_parse(f, &env, &prog))
+			return 1;
 		fz_print(stdout, &env, &prog);
 		return 0;
 	}

@@ -19,12 +19,25 @@
 #define FZ_NBUF		6
 #define FZ_NMAP		6
 #define FZ_NREQ		16
-#define FZ_NARG		5
+/*
+ * v[0..4] are drawn from the program's stream; v[5] (the comm-create extensions: transport
+ * flags, struct size, locality table, secret; the netlink transport) from a hash of the
+ * operation's place, so older seeds keep their programs.  0, what a log written before v[5]
+ * replays with, is the behaviour of that time.
+ */
+#define FZ_NARG		6
 
 enum fz_kind {
 	FZ_OPEN, FZ_CLOSE, FZ_INFO, FZ_COMM_CREATE, FZ_COMM_DESTROY, FZ_COMM_ABORT,
 	FZ_COMM_QUERY, FZ_BUF_CREATE, FZ_BUF_DESTROY, FZ_P2P, FZ_WAIT, FZ_COLL, FZ_MMAP,
 	FZ_MUNMAP, FZ_MREMAP, FZ_TOUCH, FZ_POLL, FZ_FORK, FZ_NL, FZ_RAW_IOCTL, FZ_NKINDS
+};
+
+/* Generic mutations (fz_op.mut); the operations add their own from FZ_MUT_OWN up. */
+enum {
+	FZ_MUT_NONE, FZ_MUT_SIZE_SMALL, FZ_MUT_SIZE_ZERO_TAIL, FZ_MUT_SIZE_TAIL,
+	FZ_MUT_SIZE_HUGE, FZ_MUT_FLAGS, FZ_MUT_FIELD32, FZ_MUT_FIELD64, FZ_MUT_BYTE,
+	FZ_MUT_ARGPTR, FZ_MUT_OWN
 };
 
 /* One operation: @mut 0 is a valid-ish call; otherwise one field or the framing is bad. */
@@ -78,7 +91,14 @@ struct fz_pool {
 
 /* Counters shared by every iteration's process (a MAP_SHARED page of the parent). */
 #define FZ_NERRNO	160
-#define FZ_NROWS	(FZ_NKINDS + 9)		/* then one row per netlink command */
+/* Rows of the coverage report: one per kind, one per netlink command, then these. */
+enum {
+	FZ_ROW_NL = FZ_NKINDS,				/* nl:other, then by command */
+	FZ_ROW_CC = FZ_ROW_NL + 9,			/* COMM_CREATE variants: */
+	FZ_ROW_CC_RDMA = FZ_ROW_CC, FZ_ROW_CC_TCP, FZ_ROW_CC_BADFLAGS, FZ_ROW_CC_OLDSIZE,
+	FZ_ROW_CC_BIGSIZE, FZ_ROW_CC_SECRET, FZ_ROW_CC_LOC, FZ_ROW_CC_BADLOC,
+	FZ_ROW_CC_LOCFRAME, FZ_NROWS
+};
 #define FZ_MAXFD	1024
 struct fz_stats {
 	/*
@@ -98,7 +118,14 @@ extern struct fz_stats *fz_stats;
 extern const char *const fz_kind_name[FZ_NKINDS];
 
 /* kcoll_fuzz_ops.c */
+extern char *fz_arena, *fz_ro_page, *fz_hole;
+#define FZ_PAGE		4096UL
+#define FZ_ARENA_SIZE	(1UL << 20)
 void fz_arena_init(void);
+long fz_ioctl(int kind, int fd, unsigned long cmd, void *karg, size_t ksize, size_t min,
+	      unsigned int mut, uint64_t v);
+int fz_fd(struct fz_pool *p, const struct fz_op *op);
+void fz_count(int row, long ret);
 void fz_pool_init(struct fz_pool *p, const struct fz_env *env);
 void fz_pool_fini(struct fz_pool *p);
 void fz_exec(struct fz_pool *p, unsigned int thread, const struct fz_op *op);
@@ -108,5 +135,8 @@ void fz_nl_restore(int family);
 uint64_t fz_comm_id(const struct fz_env *env, unsigned int slot, uint64_t salt);
 uint64_t fz_interesting64(uint64_t v);
 void fz_nl_op(struct fz_pool *p, unsigned int thread, const struct fz_op *op);
+
+/* kcoll_fuzz_comm.c */
+void fz_comm_create(struct fz_pool *p, const struct fz_op *op);
 
 #endif

@@ -28,12 +28,13 @@
 #define NETLINK_EXT_ACK 11
 #endif
 
-enum { T_U8, T_U16, T_U32, T_S32, T_U64, T_STR, T_ALGO };
+enum { T_U8, T_U16, T_U32, T_S32, T_U64, T_STR, T_ALGO, T_XPORT };
 
 struct fz_nl_attr { uint16_t type; uint8_t kind; };
 
 /* The attributes each command's policy knows, by command number. */
-static const struct fz_nl_attr fz_nl_attrs[KCOLL_CMD_ENGINE_SET + 1][10] = {
+#define FZ_NL_NATTR	12
+static const struct fz_nl_attr fz_nl_attrs[KCOLL_CMD_ENGINE_SET + 1][FZ_NL_NATTR] = {
 	[KCOLL_CMD_DEV_GET] = { { KCOLL_A_DEV_NAME, T_STR } },
 	[KCOLL_CMD_DEV_SET] = { { KCOLL_A_DEV_NAME, T_STR }, { KCOLL_A_DEV_ALLOWED, T_U8 },
 				{ KCOLL_A_DEV_TOS, T_S32 }, { KCOLL_A_DEV_GID_INDEX, T_S32 } },
@@ -44,7 +45,8 @@ static const struct fz_nl_attr fz_nl_attrs[KCOLL_CMD_ENGINE_SET + 1][10] = {
 		{ KCOLL_A_CONFIG_OP_TIMEOUT_MS, T_U32 }, { KCOLL_A_CONFIG_TOS, T_S32 },
 		{ KCOLL_A_CONFIG_CHUNK_BYTES, T_U32 }, { KCOLL_A_CONFIG_SMALL_BYTES, T_U32 },
 		{ KCOLL_A_CONFIG_MEDIUM_BYTES, T_U32 }, { KCOLL_A_CONFIG_TREE_RANKS, T_U32 },
-		{ KCOLL_A_CONFIG_ALGO, T_ALGO }, { KCOLL_A_CONFIG_ALGO, T_ALGO } },
+		{ KCOLL_A_CONFIG_ALGO, T_ALGO }, { KCOLL_A_CONFIG_ALGO, T_ALGO },
+		{ KCOLL_A_CONFIG_TRANSPORT, T_XPORT } },
 	[KCOLL_CMD_ENGINE_GET] = { { KCOLL_A_ENGINE_NAME, T_STR } },
 	[KCOLL_CMD_ENGINE_SET] = { { KCOLL_A_ENGINE_NAME, T_STR }, { KCOLL_A_ENGINE_DTYPE, T_U32 },
 				   { KCOLL_A_ENGINE_OP, T_U32 } },
@@ -210,6 +212,8 @@ static size_t fz_nl_value(const struct fz_pool *p, const struct fz_nl_attr *at, 
 {
 	static const char *const names[] = { "rxe0", "generic", "avx2", "nosuch", "siw0", "" };
 	static const uint32_t u32s[] = { 0, 1, 2, 64, 1000, 4096, 30000, 65536, 1 << 20 };
+	/* auto, RDMA, TCP; one past them, and far past */
+	static const uint8_t xports[] = { 0, 1, 2, 0, 1, 2, 3, 255 };
 	uint16_t port = v & 1 ? 18600 : 18601;
 	uint64_t id = fz_comm_id(p->env, v % FZ_NCOMM, v >> 8 & 1);
 	uint32_t u = u32s[v % 9];
@@ -236,6 +240,9 @@ static size_t fz_nl_value(const struct fz_pool *p, const struct fz_nl_attr *at, 
 	case T_STR:
 		strcpy(out, names[v % 6]);
 		return strlen(out) + 1;
+	case T_XPORT:
+		out[0] = (char)xports[v % 8];
+		return 1;
 	}
 	return 0;
 }
@@ -268,10 +275,13 @@ void fz_nl_op(struct fz_pool *p, unsigned int thread, const struct fz_op *op)
 	if (s < 0)
 		return;
 	fz_msg_init(&m, buf, sizeof(buf), p->env->family, cmd, flags);
-	for (i = 0; cmd <= KCOLL_CMD_ENGINE_SET && i < 10; i++) {
+	for (i = 0; cmd <= KCOLL_CMD_ENGINE_SET && i < FZ_NL_NATTR; i++) {
 		at = &fz_nl_attrs[cmd][i];
 		if (!at->type)
 			break;
+		/* Attributes added with v[5] only where it is (a log without it replays alike) */
+		if (at->kind == T_XPORT && !(op->v[5] >> 40 & 1))
+			continue;
 		/* Names and ids are there most of the time, the rest at random. */
 		if (at->kind == T_STR || at->kind == T_U64 ? !(op->v[1] >> 40 & 3) : op->v[1] >> i & 1)
 			continue;

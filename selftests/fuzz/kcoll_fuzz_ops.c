@@ -19,20 +19,13 @@
 #include "../kernel/kcoll_test_comm.h"
 #include "kcoll_fuzz.h"
 
-#define PAGE		4096UL
-#define ARENA_SIZE	(1UL << 20)
+#define PAGE		FZ_PAGE
+#define ARENA_SIZE	FZ_ARENA_SIZE
 #define ARG_AREA	(4 * PAGE)	/* per thread: 3 pages of argument, then a guard page */
 
-/* Generic mutations (op->mut); the operations add their own from FZ_MUT_OWN up. */
-enum {
-	FZ_MUT_NONE, FZ_MUT_SIZE_SMALL, FZ_MUT_SIZE_ZERO_TAIL, FZ_MUT_SIZE_TAIL,
-	FZ_MUT_SIZE_HUGE, FZ_MUT_FLAGS, FZ_MUT_FIELD32, FZ_MUT_FIELD64, FZ_MUT_BYTE,
-	FZ_MUT_ARGPTR, FZ_MUT_OWN
-};
-
 struct fz_stats *fz_stats;
-static char *arena;		/* user memory for data, peer tables and count arrays */
-static char *ro_page, *hole;	/* read-only and inaccessible pages */
+char *fz_arena;			/* user memory for data, peer tables and count arrays */
+char *fz_ro_page, *fz_hole;	/* read-only and inaccessible pages */
 static __thread char *targ;	/* this thread's argument pages */
 static __thread sigjmp_buf *fault_jmp;
 
@@ -58,11 +51,11 @@ uint64_t fz_interesting64(uint64_t v)
 
 	switch ((v >> 8) % (n + 3)) {
 	case 0:
-		return (uintptr_t)hole;
+		return (uintptr_t)fz_hole;
 	case 1:
-		return (uintptr_t)ro_page;
+		return (uintptr_t)fz_ro_page;
 	case 2:
-		return (uintptr_t)arena + ARENA_SIZE - 1 - (v >> 16) % 64;
+		return (uintptr_t)fz_arena + ARENA_SIZE - 1 - (v >> 16) % 64;
 	default:
 		return k[(v >> 8) % n];
 	}
@@ -80,18 +73,18 @@ void fz_arena_init(void)
 	struct sigaction sa = { .sa_sigaction = fz_segv, .sa_flags = SA_SIGINFO | SA_NODEFER };
 	unsigned int i;
 
-	arena = mmap(NULL, ARENA_SIZE + 2 * PAGE, PROT_READ | PROT_WRITE,
+	fz_arena = mmap(NULL, ARENA_SIZE + 2 * PAGE, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (arena == MAP_FAILED)
+	if (fz_arena == MAP_FAILED)
 		abort();
-	ro_page = arena + ARENA_SIZE;
-	hole = ro_page + PAGE;
+	fz_ro_page = fz_arena + ARENA_SIZE;
+	fz_hole = fz_ro_page + PAGE;
 	for (i = 0; i < ARENA_SIZE; i++)
-		arena[i] = (char)(i * 131 + (i >> 9));
-	memset(ro_page, 0, PAGE);
-	*(uint32_t *)ro_page = 64;	/* a plausible size: the kernel gets to copy_to_user */
-	mprotect(ro_page, PAGE, PROT_READ);
-	mprotect(hole, PAGE, PROT_NONE);
+		fz_arena[i] = (char)(i * 131 + (i >> 9));
+	memset(fz_ro_page, 0, PAGE);
+	*(uint32_t *)fz_ro_page = 64;	/* a plausible size: the kernel gets to copy_to_user */
+	mprotect(fz_ro_page, PAGE, PROT_READ);
+	mprotect(fz_hole, PAGE, PROT_NONE);
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 }
@@ -106,14 +99,20 @@ uint64_t fz_comm_id(const struct fz_env *env, unsigned int slot, uint64_t salt)
 	return h ? h : 1;
 }
 
-void fz_note(int kind, long ret)
+/* One more result in a coverage row (a call's kind, or a variant of one: FZ_ROW_*). */
+void fz_count(int row, long ret)
 {
 	long e = ret < 0 ? -ret : 0;
 
 	if (e >= FZ_NERRNO)
 		e = FZ_NERRNO - 1;
+	__atomic_fetch_add(&fz_stats->errs[row][e], 1, __ATOMIC_RELAXED);
+}
+
+void fz_note(int kind, long ret)
+{
 	__atomic_fetch_add(&fz_stats->calls, 1, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&fz_stats->errs[kind][e], 1, __ATOMIC_RELAXED);
+	fz_count(kind, ret);
 }
 
 void fz_pool_init(struct fz_pool *p, const struct fz_env *env)
@@ -159,8 +158,8 @@ static char *fz_targ(void)
  * from @v.  The kernel's output comes back into @karg when the call went through the
  * ordinary argument pages.  Returns 0 or -errno.
  */
-static long fz_ioctl(int kind, int fd, unsigned long cmd, void *karg, size_t ksize, size_t min,
-		     unsigned int mut, uint64_t v)
+long fz_ioctl(int kind, int fd, unsigned long cmd, void *karg, size_t ksize, size_t min,
+	      unsigned int mut, uint64_t v)
 {
 	char *a = fz_targ();
 	size_t room = ARG_AREA - PAGE, at = 0;
@@ -210,10 +209,10 @@ static long fz_ioctl(int kind, int fd, unsigned long cmd, void *karg, size_t ksi
 			ptr = NULL;
 			break;
 		case 1:
-			ptr = hole;
+			ptr = fz_hole;
 			break;
 		case 2:
-			ptr = ro_page;
+			ptr = fz_ro_page;
 			break;
 		case 3:
 			ptr = (void *)(uintptr_t)fz_interesting64(v);
@@ -231,7 +230,7 @@ static long fz_ioctl(int kind, int fd, unsigned long cmd, void *karg, size_t ksi
  * The open file an operation works on: slot 0 of the op, else (but for one call in 16) any
  * open one: a closed file is only EBADF, and that the VFS answers.
  */
-static int fz_fd(struct fz_pool *p, const struct fz_op *op)
+int fz_fd(struct fz_pool *p, const struct fz_op *op)
 {
 	int fd = p->fd[op->slot[0] % FZ_NFD];
 	unsigned int i;
@@ -273,70 +272,6 @@ static void fz_one_rank_done(struct fz_pool *p)
 {
 	if (p->env->avoid & FZ_AVOID_ONE_RANK_COLL)
 		pthread_rwlock_unlock(&fz_stats->one_rank_lock);
-}
-
-static void fz_comm_create(struct fz_pool *p, const struct fz_op *op)
-{
-	const struct fz_env *env = p->env;
-	struct fz_comm *c = &p->comm[op->slot[1] % FZ_NCOMM];
-	struct kcoll_sockaddr *peers = (void *)(arena + ARENA_SIZE - 4096 * 24);
-	unsigned int nranks = env->nnodes > 1 && op->v[0] % 3 ? env->nnodes : 1, i;
-	struct kcoll_comm_create a = {
-		.size = sizeof(a),
-		.comm_id = fz_comm_id(env, op->slot[1] % FZ_NCOMM, op->v[1] % 2),
-		.rank = nranks > 1 ? env->rank : 0,
-		.nranks = nranks,
-		.peers = (uintptr_t)peers,
-		.peer_size = sizeof(*peers),
-		.timeout_ms = nranks > 1 ? 3000 + op->v[2] % 3000 : op->v[2] % 100,
-	};
-	int fd = fz_fd(p, op), avoid = env->avoid & FZ_AVOID_CREATE_RACE;
-	int one_rank = env->avoid & FZ_AVOID_ONE_RANK_COLL;
-	long ret;
-
-	for (i = 0; i < 16; i++)
-		peers[i] = kt_addr(i < nranks ? i : i % 4);
-	switch (op->mut) {
-	case FZ_MUT_OWN:	/* a bigger communicator than the rig has: peers never answer */
-		a.nranks = 2 + op->v[3] % 15;
-		a.rank = env->rank % a.nranks;
-		a.timeout_ms = 50 + op->v[3] % 500;
-		break;
-	case FZ_MUT_OWN + 1:	/* a bad address entry */
-		peers[op->v[3] % nranks].family = op->v[3] & 16 ? 0 : (uint16_t)(op->v[3] >> 8);
-		memset(peers[op->v[3] % nranks].addr, op->v[3] & 32 ? 0 : 0xff, 16);
-		break;
-	case FZ_MUT_OWN + 2:	/* a peer entry size other than the struct's */
-		a.peer_size = op->v[3] % 64;
-		break;
-	}
-	/* A field mutation might make it one rank: marked before the call, never unmarked. */
-	if (one_rank) {
-		pthread_rwlock_wrlock(&fz_stats->one_rank_lock);
-		if (fd >= 0 && fd < FZ_MAXFD &&
-		    (a.nranks == 1 || op->mut == FZ_MUT_FIELD32 || op->mut == FZ_MUT_FIELD64 ||
-		     op->mut == FZ_MUT_BYTE))
-			fz_stats->one_rank_fd[fd] = 1;
-	}
-	pthread_mutex_lock(&p->lock);
-	c->fd = fd;
-	c->nranks = a.nranks;
-	pthread_mutex_unlock(&p->lock);
-	if (avoid)
-		pthread_mutex_lock(&fz_stats->create_lock);
-	ret = fz_ioctl(FZ_COMM_CREATE, fd, KCOLL_IOC_COMM_CREATE, &a, sizeof(a),
-		       KCOLL_COMM_CREATE_SIZE_VER0, op->mut < FZ_MUT_OWN ? op->mut : 0, op->v[4]);
-	if (avoid)
-		pthread_mutex_unlock(&fz_stats->create_lock);
-	if (one_rank)
-		pthread_rwlock_unlock(&fz_stats->one_rank_lock);
-	pthread_mutex_lock(&p->lock);
-	if (!ret) {
-		c->handle = a.handle;
-		c->nranks = a.nranks;
-		c->live = 1;
-	}
-	pthread_mutex_unlock(&p->lock);
 }
 
 /* COMM_DESTROY, COMM_ABORT, COMM_QUERY */
@@ -433,7 +368,7 @@ static void fz_p2p(struct fz_pool *p, const struct fz_op *op)
 			 (op->v[0] & 6 ? KCOLL_P2P_NONBLOCK : 0),
 		.comm = c->handle,
 		.peer = fz_peer(p, c),
-		.addr = (uintptr_t)arena + (op->v[1] % 4) * 65536,
+		.addr = (uintptr_t)fz_arena + (op->v[1] % 4) * 65536,
 		.len = op->v[1] >> 8 & 1 ? 0 : (op->v[1] >> 9) % 65536,
 		.timeout_ms = 100 + op->v[3] % 400,
 	};
@@ -476,7 +411,7 @@ static void fz_wait(struct fz_pool *p, const struct fz_op *op)
 static void fz_coll(struct fz_pool *p, const struct fz_op *op)
 {
 	static const uint8_t esize[KCOLL_NUM_DATATYPES] = { 1, 1, 4, 4, 8, 8, 2, 2, 4, 8 };
-	uint64_t *counts = (void *)(arena + 3 * 262144), *displs = counts + 64;
+	uint64_t *counts = (void *)(fz_arena + 3 * 262144), *displs = counts + 64;
 	struct fz_buf *sb = &p->buf[op->slot[2] % FZ_NBUF];
 	struct fz_buf *rb = &p->buf[(op->slot[2] + 1) % FZ_NBUF];
 	unsigned int n, i, coll = op->v[0] % KCOLL_NUM_COLLECTIVES;
@@ -493,8 +428,8 @@ static void fz_coll(struct fz_pool *p, const struct fz_op *op)
 		.algo = op->v[0] >> 20 & 3 ? 0 : (op->v[0] >> 22) % KCOLL_NUM_ALGORITHMS,
 		.timeout_ms = 200 + op->v[3] % 2000,
 		.count = 1 + (op->v[1] % 4 ? op->v[1] >> 8 & 63 : op->v[1] >> 8 & 4095),
-		.sendbuf = (uintptr_t)arena,
-		.recvbuf = (uintptr_t)arena + 262144,
+		.sendbuf = (uintptr_t)fz_arena,
+		.recvbuf = (uintptr_t)fz_arena + 262144,
 	};
 
 	n = c->nranks ? c->nranks : 1;
@@ -597,7 +532,7 @@ static void fz_munmap(struct fz_pool *p, const struct fz_op *op)
 	if (op->v[0] % 3 || m->len <= PAGE) {
 		ret = munmap(m->addr, m->len) ? -errno : 0;
 		m->addr = NULL;
-	} else {	/* a hole in the middle: the VMA splits */
+	} else {	/* a fz_hole in the middle: the VMA splits */
 		ret = munmap((char *)m->addr + PAGE * (1 + op->v[0] % (m->len / PAGE - 1)),
 			     PAGE) ? -errno : 0;
 	}
