@@ -396,6 +396,12 @@ static void kcoll_boot_run(struct kcoll_boot_server *s)
 				wake_at = s->conns[i].hello_deadline;
 		}
 		if (now >= s->deadline) {
+			/*
+			 * Whoever connected but waits in the backlog (a root thread starved on a
+			 * loaded host) is told why too, not just closed on.
+			 */
+			if (s->accept_pause <= now)
+				kcoll_boot_accept(s, now);
 			if (!s->nranks) {
 				kcoll_boot_msg(s, -ETIMEDOUT, "no rank joined the rendezvous at %s "
 					       "within %u ms", s->where, s->timeout_ms);
