@@ -910,55 +910,43 @@ static void set_all_launchers(void)
 	setenv("MASTER_ADDR", "node0", 1);
 }
 
+/*
+ * Which launcher's variables win, in order: each row unsets the winner of the row before.
+ * An MPI launcher's ranks come before Slurm's: mpirun (or Hydra) inside an sbatch script or
+ * an srun step leaves the script's or the daemon's SLURM_PROCID to all of its processes.
+ */
+static const struct {
+	const char *unset[2];	/* the previous winner's rank and size variables */
+	const char *source;
+	int rank, nranks, local_rank;
+} env_order[] = {
+	{ { NULL, NULL }, "KCOLL", 2, 5, -1 },
+	{ { "KCOLL_RANK", "KCOLL_NRANKS" }, "torchrun", 3, 6, 1 },
+	{ { "RANK", "WORLD_SIZE" }, "Open MPI", 5, 8, 2 },
+	{ { "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" }, "MPICH (PMI)", 6, 9, 3 },
+	{ { "PMI_RANK", "PMI_SIZE" }, "Slurm", 4, 7, 0 },
+};
+
 TEST(env_precedence)
 {
 	struct kcoll_env_conf c;
+	size_t i;
 
 	clear_env();
 	set_all_launchers();
-	ASSERT_EQ(0, kcoll_env_parse(&c));
-	EXPECT_STREQ("KCOLL", c.source);
-	EXPECT_EQ(2, c.rank);
-	EXPECT_EQ(5, c.nranks);
-	EXPECT_EQ(-1, c.local_rank);
-
-	unsetenv("KCOLL_RANK");
-	unsetenv("KCOLL_NRANKS");
-	ASSERT_EQ(0, kcoll_env_parse(&c));
-	EXPECT_STREQ("torchrun", c.source);
-	EXPECT_EQ(3, c.rank);
-	EXPECT_EQ(6, c.nranks);
-	EXPECT_EQ(1, c.local_rank);
-
-	/*
-	 * An MPI launcher's ranks come before Slurm's: mpirun (or Hydra) inside an sbatch
-	 * script or an srun step leaves the script's or the daemon's SLURM_PROCID to all of
-	 * its processes.
-	 */
-	unsetenv("RANK");
-	unsetenv("WORLD_SIZE");
-	ASSERT_EQ(0, kcoll_env_parse(&c));
-	EXPECT_STREQ("Open MPI", c.source);
-	EXPECT_EQ(5, c.rank);
-	EXPECT_EQ(8, c.nranks);
-	EXPECT_EQ(2, c.local_rank);
-	EXPECT_STREQ("node0", c.root_host);
-
-	unsetenv("OMPI_COMM_WORLD_RANK");
-	unsetenv("OMPI_COMM_WORLD_SIZE");
-	ASSERT_EQ(0, kcoll_env_parse(&c));
-	EXPECT_STREQ("MPICH (PMI)", c.source);
-	EXPECT_EQ(6, c.rank);
-	EXPECT_EQ(9, c.nranks);
-	EXPECT_EQ(3, c.local_rank);
-
-	unsetenv("PMI_RANK");
-	unsetenv("PMI_SIZE");
-	ASSERT_EQ(0, kcoll_env_parse(&c));
-	EXPECT_STREQ("Slurm", c.source);
-	EXPECT_EQ(4, c.rank);
-	EXPECT_EQ(7, c.nranks);
-	EXPECT_EQ(0, c.local_rank);
+	for (i = 0; i < sizeof(env_order) / sizeof(env_order[0]); i++) {
+		if (env_order[i].unset[0]) {
+			unsetenv(env_order[i].unset[0]);
+			unsetenv(env_order[i].unset[1]);
+		}
+		ASSERT_EQ(0, kcoll_env_parse(&c));
+		EXPECT_STREQ(env_order[i].source, c.source);
+		EXPECT_EQ(env_order[i].rank, c.rank) TH_LOG("%s", env_order[i].source);
+		EXPECT_EQ(env_order[i].nranks, c.nranks) TH_LOG("%s", env_order[i].source);
+		EXPECT_EQ(env_order[i].local_rank, c.local_rank) TH_LOG("%s", env_order[i].source);
+		if (!strcmp(env_order[i].source, "Open MPI"))
+			EXPECT_STREQ("node0", c.root_host);
+	}
 
 	/* An empty variable is an unset one. */
 	setenv("KCOLL_RANK", "", 1);
