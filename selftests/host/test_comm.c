@@ -192,6 +192,19 @@ static int scratch(char *path, struct kcoll_handle **h)
 	return kcoll_open(&opts, h);
 }
 
+/* A clean environment and a fresh fake kernel behind a scratch device file. */
+static int fake_open(char *path, struct kcoll_handle **h)
+{
+	int err;
+
+	clear_env();
+	memset(&fk, 0, sizeof(fk));
+	err = scratch(path, h);
+	if (!err)
+		fk.fd = kcoll_fd(*h);
+	return err;
+}
+
 /* A one-rank communicator on the fake kernel, bootstrapped over 127.0.0.1. */
 static int one_rank(struct kcoll_handle *h, const struct kcoll_comm_opts *opts,
 		    struct kcoll_comm **c, uint64_t *comm_id)
@@ -247,10 +260,7 @@ TEST(comm_create_pre_locality_module)
 	char path[64];
 	uint64_t id;
 
-	clear_env();
-	memset(&fk, 0, sizeof(fk));
-	ASSERT_EQ(0, scratch(path, &h));
-	fk.fd = kcoll_fd(h);
+	ASSERT_EQ(0, fake_open(path, &h));
 	fk.pre_locality = true;
 	ASSERT_EQ(0, one_rank(h, &opts, &c, &id)) TH_LOG("%s", kcoll_last_error());
 	EXPECT_EQ(2, fk.calls);
@@ -612,10 +622,7 @@ TEST(create_errors)
 	char path[64];
 	size_t i;
 
-	clear_env();
-	memset(&fk, 0, sizeof(fk));
-	ASSERT_EQ(0, scratch(path, &h));
-	fk.fd = kcoll_fd(h);
+	ASSERT_EQ(0, fake_open(path, &h));
 	fk.fail = EADDRNOTAVAIL;
 	EXPECT_EQ(-EADDRNOTAVAIL, one_rank(h, NULL, &c, NULL));
 	EXPECT_EQ(NULL, c);
@@ -658,10 +665,7 @@ TEST(transport_option_flags)
 	char path[64];
 	size_t i;
 
-	clear_env();
-	memset(&fk, 0, sizeof(fk));
-	ASSERT_EQ(0, scratch(path, &h));
-	fk.fd = kcoll_fd(h);
+	ASSERT_EQ(0, fake_open(path, &h));
 	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		KCOLL_OPTS(kcoll_comm_opts, o, .transport = t[i].transport);
 
@@ -690,10 +694,7 @@ TEST(create_error_names_failed_rank)
 	pid_t pid;
 	int st;
 
-	clear_env();
-	memset(&fk, 0, sizeof(fk));
-	ASSERT_EQ(0, scratch(path, &h));
-	fk.fd = kcoll_fd(h);
+	ASSERT_EQ(0, fake_open(path, &h));
 	ASSERT_EQ(0, kcoll_get_unique_id(&id, &uo));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -725,10 +726,7 @@ TEST(connect_timeout_from_env)
 	struct kcoll_unique_id id;
 	char path[64];
 
-	clear_env();
-	memset(&fk, 0, sizeof(fk));
-	ASSERT_EQ(0, scratch(path, &h));
-	fk.fd = kcoll_fd(h);
+	ASSERT_EQ(0, fake_open(path, &h));
 	setenv("KCOLL_CONNECT_TIMEOUT_MS", "777", 1);
 	ASSERT_EQ(0, one_rank(h, NULL, &c, NULL));
 	EXPECT_EQ(777, fk.create.timeout_ms);
@@ -757,10 +755,7 @@ TEST(init_env_one_rank)
 	char path[64], port[16];
 	int s;
 
-	clear_env();
-	memset(&fk, 0, sizeof(fk));
-	ASSERT_EQ(0, scratch(path, &h));
-	fk.fd = kcoll_fd(h);
+	ASSERT_EQ(0, fake_open(path, &h));
 	EXPECT_EQ(-EINVAL, kcoll_comm_init_env(h, NULL, &c));
 	EXPECT_NE(NULL, strstr(kcoll_last_error(), "no rank in the environment"));
 
