@@ -234,10 +234,7 @@ FIXTURE_SETUP(fake)
 {
 	KCOLL_OPTS(kcoll_comm_opts, opts, .connect_timeout_ms = 1234, .port = 4791);
 
-	clear_env();
-	memset(&fk, 0, sizeof(fk));
-	ASSERT_EQ(0, scratch(self->path, &self->h));
-	fk.fd = kcoll_fd(self->h);
+	ASSERT_EQ(0, fake_open(self->path, &self->h));
 	ASSERT_EQ(0, one_rank(self->h, &opts, &self->c, &self->comm_id)) {
 		TH_LOG("%s", kcoll_last_error());
 	}
