@@ -498,20 +498,6 @@ struct kcoll_buf {
 	struct kcoll_peer_segs **remote;
 };
 
-/*
- * A peer's announcement of one of its buffers (KCOLL_MSG_BUF), on conn->buf_early: @nsegs
- * announced, @have arrived, room for @cap (grown as they arrive, not sized by the peer).
- */
-struct kcoll_peer_segs {
-	struct list_head list;
-	u32 seq;
-	u64 len;
-	u16 nsegs;
-	u16 have;
-	u16 cap;
-	struct kcoll_wire_seg segs[];
-};
-
 /* Progress of one step of a collective (kcoll_op.sstate). */
 enum kcoll_op_step_state {
 	KCOLL_OP_STEP_NEW,	/* not started */

@@ -136,6 +136,21 @@ int kcoll_buf_mmap(struct kcoll_ctx *ctx, struct vm_area_struct *vma)
 
 /* Peers' announcements ---------------------------------------------------------------- */
 
+/*
+ * A peer's announcement of one of its buffers (KCOLL_MSG_BUF), on conn->buf_early: @nsegs
+ * announced, @have arrived, room for @cap (grown as they arrive, not sized by the peer).
+ * On the list (comm->lock) until the buffer's use takes it or kcoll_buf_shutdown() frees it.
+ */
+struct kcoll_peer_segs {
+	struct list_head list;
+	u32 seq;
+	u64 len;
+	u16 nsegs;
+	u16 have;
+	u16 cap;
+	struct kcoll_wire_seg segs[];
+};
+
 /* The announcement of buffer @seq collected from @conn so far, or NULL.  comm->lock. */
 static struct kcoll_peer_segs *kcoll_buf_early_find(struct kcoll_conn *conn, u32 seq)
 {
