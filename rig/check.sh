@@ -5,7 +5,7 @@
 # Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]... [--out DIR]
 #   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4,
 #			vanish2, fuzz1; fuzz2, devremove2, torch2, torch4, cluster2-tcp,
-#			cluster3-tcp and vanish2-tcp only by name; debug: node, smoke,
+#			cluster3-tcp, vanish2-tcp and slurm2 only by name; debug: node, smoke,
 #			cluster2, cluster2-siw, failnth, fuzz1, cluster2-tcp by name)
 #   --out DIR	results there instead of build/check[-debug] (make fuzz: build/fuzz)
 # The fuzzer suites take FUZZ_SECONDS (default 180 s, debug 1200 s), FUZZ_SEED (default: the
@@ -61,7 +61,7 @@ tally_tap() {	# tally_tap FILE LABEL
 
 # run_suite NAME NODES TIMEOUT JOB [MEM_MB]: boot the cluster, then tally TAP and kernel logs
 # per node.  A suite whose name is in $by_name_only runs only when asked for with --suite.
-by_name_only=" fuzz2 devremove2 torch2 torch4 cluster2-tcp cluster3-tcp vanish2-tcp "
+by_name_only=" fuzz2 devremove2 torch2 torch4 cluster2-tcp cluster3-tcp vanish2-tcp slurm2 "
 run_suite() {
 	local name=$1 nodes=$2 timeout=$3 job=$4 mem=${5:-} d i t
 	if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then
@@ -163,6 +163,8 @@ if [ "$flavour" = stock ]; then
 	# PyTorch (python3-torch): `import torch` takes 40-120 s per VM, so by name only.
 	run_suite torch2 2 2400 "sh selftests/suites/torch.sh" 1536
 	run_suite torch4 4 3000 "sh selftests/suites/torch.sh" 1536
+	# srun across 2 VMs running munged, slurmctld and slurmd (rig/deps.sh launchers).
+	run_suite slurm2 2 2400 "sh selftests/suites/slurm.sh" 1536
 	fuzz_suites 180
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the
