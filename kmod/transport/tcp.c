@@ -251,7 +251,11 @@ static struct kcoll_req *kcoll_tcp_item_done(struct kcoll_tcp_conn *tc,
 	tc->nfree++;
 	if (it->hdr.type != KCOLL_TCP_MSG)
 		return NULL;
-	if (ok && ((struct kcoll_wire_hdr *)it->c->msg)->type == KCOLL_MSG_BYE) {
+	/*
+	 * A BYE dropped with its link counts as acknowledged too: that peer cannot answer any
+	 * more, and destroy need not wait out its timeout for it.
+	 */
+	if (((struct kcoll_wire_hdr *)it->c->msg)->type == KCOLL_MSG_BYE) {
 		comm->nbye_acked++;
 		wake_up_all(&comm->wq);
 	}
