@@ -160,15 +160,26 @@ static void kcoll_conn_up(struct kcoll_conn *conn)
 /*
  * upcalls down: the link of an up @conn broke and the transport drained it (every
  * completion that was coming has run).  After the peer's BYE that is its orderly exit;
- * otherwise the comm fails.  Context: process, comm->lock not held.
+ * otherwise the comm fails, unless we said our own BYE already: a peer that had our BYE
+ * closes its end without one (kcoll_comm_say_bye() skips ranks that left), and failing
+ * now would end our wait for the other peers' acknowledgements and drop our BYEs to them.
+ * Nothing more is posted after our BYE, and destroy aborts what is still pending.
+ * Context: process, comm->lock not held.
  */
 static void kcoll_conn_down(struct kcoll_conn *conn)
 {
+	struct kcoll_comm *comm = conn->comm;
+
 	/* A BYE may have been among the completions just processed. */
-	if (READ_ONCE(conn->peer_left))
+	if (READ_ONCE(conn->peer_left)) {
 		kcoll_conn_release_reqs(conn);
-	else
-		kcoll_transport_fail(conn, -ECONNRESET);
+		return;
+	}
+	/* Under the lock: our BYE and the leaving flag are set under it together. */
+	spin_lock_bh(&comm->lock);
+	if (!comm->leaving)
+		kcoll_transport_up->fail(conn, -ECONNRESET);
+	spin_unlock_bh(&comm->lock);
 }
 
 /* BYE: the peer leaves in order (kcoll_conn_peer_left()). */

@@ -19,6 +19,9 @@
  * again: DATA is sent with sendpage straight from the region's pages (zero copy), and the
  * pages may be reused or unpinned once the DONE behind them completed.  Until then the
  * socket holds its own page references, so not even an early unpin frees them under it.
+ * Not on a link whose route stays in this kernel (loopback, veth, bridge): there the
+ * peer's socket queues our very skbs and ACKs them before its reader copied our pages,
+ * so DATA is copied into the socket (tc->copy, kcoll_tcp_route_local()).
  *
  * Receiving copies straight from the socket into the destination pages (a bvec iterator
  * over them), with no bounce buffer.  Every header field is the peer's: the type, length
@@ -140,9 +143,12 @@ void kcoll_tcp_restore_callbacks(struct kcoll_tcp_conn *tc, struct socket *sock)
 
 /* Sending ------------------------------------------------------------------------------ */
 
-/* Hand @len bytes at @off of @r's pages to the socket.  Return: bytes taken or -errno. */
+/*
+ * Hand @len bytes at @off of @r's pages to the socket, copied when @copy (a link that stays
+ * in this kernel, kcoll_tcp_route_local()).  Return: bytes taken or -errno.
+ */
 static int kcoll_tcp_send_pages(struct socket *sock, struct kcoll_region *r, u64 off, u64 len,
-				bool last)
+				bool last, bool copy)
 {
 	u64 pos = r->first_off + off;
 	struct page *page = r->pages[pos >> PAGE_SHIFT];
@@ -151,14 +157,18 @@ static int kcoll_tcp_send_pages(struct socket *sock, struct kcoll_region *r, u64
 
 	if (!last || n < len)
 		flags |= MSG_MORE | MSG_SENDPAGE_NOTLAST;
-	/* Not sendpage for what the network must not hold a reference to (net.h). */
-	if (!sendpage_ok(page))
+	/*
+	 * Not sendpage for what the network must not hold a reference to (net.h), nor where
+	 * the peer's socket would hold it past the ACK that completes the send.
+	 */
+	if (copy || !sendpage_ok(page))
 		return sock_no_sendpage(sock, page, offset_in_page(pos), n, flags);
 	return kernel_sendpage(sock, page, offset_in_page(pos), n, flags);
 }
 
 /* Send what is left of @it.  Return: 0 (all of it sent), -EAGAIN (socket full), -errno. */
-static int kcoll_tcp_send_item(struct socket *sock, struct kcoll_tcp_item *it)
+static int kcoll_tcp_send_item(struct kcoll_tcp_conn *tc, struct socket *sock,
+			       struct kcoll_tcp_item *it)
 {
 	u32 len = be32_to_cpu(it->hdr.len);
 	u64 total = sizeof(it->hdr) + len;
@@ -186,7 +196,8 @@ static int kcoll_tcp_send_item(struct socket *sock, struct kcoll_tcp_item *it)
 		} else {
 			u64 p = it->done - sizeof(it->hdr);
 
-			ret = kcoll_tcp_send_pages(sock, it->r, it->off + p, len - p, true);
+			ret = kcoll_tcp_send_pages(sock, it->r, it->off + p, len - p, true,
+						   tc->copy);
 		}
 		if (ret <= 0)
 			return ret ? ret : -EAGAIN;
@@ -208,7 +219,7 @@ static void kcoll_tcp_send(struct kcoll_tcp_conn *tc, struct socket *sock)
 		if (!it)
 			return;
 		/* Only this work sends and takes items off @unsent: @it stays ours. */
-		ret = kcoll_tcp_send_item(sock, it);
+		ret = kcoll_tcp_send_item(tc, sock, it);
 		if (ret == -EAGAIN) {
 			set_bit(SOCK_NOSPACE, &sock->flags);
 			return;
@@ -240,7 +251,11 @@ static struct kcoll_req *kcoll_tcp_item_done(struct kcoll_tcp_conn *tc,
 	tc->nfree++;
 	if (it->hdr.type != KCOLL_TCP_MSG)
 		return NULL;
-	if (ok && ((struct kcoll_wire_hdr *)it->c->msg)->type == KCOLL_MSG_BYE) {
+	/*
+	 * A BYE dropped with its link counts as acknowledged too: that peer cannot answer any
+	 * more, and destroy need not wait out its timeout for it.
+	 */
+	if (((struct kcoll_wire_hdr *)it->c->msg)->type == KCOLL_MSG_BYE) {
 		comm->nbye_acked++;
 		wake_up_all(&comm->wq);
 	}

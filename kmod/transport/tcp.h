@@ -55,6 +55,8 @@ struct kcoll_tcp_item {
  * @sock:	the connected socket, or NULL (comm->lock)
  * @io:		runs kcoll_tcp_io()
  * @dead:	the socket failed or the peer broke the framing: nothing more is read or sent
+ * @copy:	the route stays in this kernel: DATA is copied, not sent from our pages (set
+ *		when linked, before the io work first runs)
  * @unsent, @inflight, @free: items to send, sent and not acknowledged, unused (comm->lock)
  * @nfree:	entries of @free (comm->lock)
  * @moved:	when the oldest item started waiting or the last one completed (comm->lock)
@@ -68,6 +70,7 @@ struct kcoll_tcp_conn {
 	struct socket *sock;
 	struct work_struct io;
 	bool dead;
+	bool copy;
 	struct list_head unsent;
 	struct list_head inflight;
 	struct list_head free;

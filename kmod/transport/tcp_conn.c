@@ -13,9 +13,13 @@
 #include <linux/in6.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
+#include <linux/netdevice.h>
 #include <linux/tcp.h>
 #include <net/ip.h>
+#include <net/ip6_fib.h>
 #include <net/ipv6.h>
+#include <net/route.h>
+#include <net/rtnetlink.h>
 #include <net/sock.h>
 
 #include "../kcoll.h"
@@ -214,6 +218,34 @@ static void kcoll_tcp_detach(struct kcoll_comm *comm)
 }
 
 /*
+ * Does the route of connected @sock stay in this kernel?  Then the peer's socket queues our
+ * skbs, pages and all, and its TCP acknowledges them before its reader copied them out: a
+ * send completed on that ACK would let our pages be reused under the peer's reader.  Local
+ * are a local destination, the loopback device, a veth and a bridge (whose ports may be
+ * veths); macvlan, ipvlan and tunnels over them are not recognised.  No route cached:
+ * local, the safe side (a copy costs speed, not data).  Context: process.
+ */
+static bool kcoll_tcp_route_local(struct socket *sock)
+{
+	struct dst_entry *dst = sk_dst_get(sock->sk);
+	const struct net_device *dev;
+	bool local = true;
+
+	if (!dst)
+		return true;
+	dev = dst->dev;
+	if (dst->ops->family == AF_INET)
+		local = ((struct rtable *)dst)->rt_type == RTN_LOCAL;
+	else if (dst->ops->family == AF_INET6)
+		local = ((struct rt6_info *)dst)->rt6i_flags & RTF_LOCAL;
+	if (dev && ((dev->flags & IFF_LOOPBACK) || netif_is_bridge_master(dev) ||
+		    (dev->rtnl_link_ops && !strcmp(dev->rtnl_link_ops->kind, "veth"))))
+		local = true;
+	dst_release(dst);
+	return local;
+}
+
+/*
  * @sock is connected to @conn's peer and authenticated both ways: make it the link, if
  * the comm still connects and @conn waits for one.  Return: false if @sock was not taken.
  */
@@ -221,6 +253,7 @@ static bool kcoll_tcp_link(struct kcoll_conn *conn, struct socket *sock)
 {
 	struct kcoll_tcp_conn *tc = kcoll_tcp(conn);
 	struct kcoll_comm *comm = conn->comm;
+	bool local = kcoll_tcp_route_local(sock);
 	bool ok;
 
 	spin_lock_bh(&comm->lock);
@@ -228,6 +261,7 @@ static bool kcoll_tcp_link(struct kcoll_conn *conn, struct socket *sock)
 	if (ok) {
 		tc->sock = sock;
 		tc->dead = false;
+		tc->copy = local;
 		tc->rx_got = 0;
 		kcoll_tcp_set_callbacks(tc, sock);
 		kcoll_conn_change_state(conn, KCOLL_CONN_CONNECTING);

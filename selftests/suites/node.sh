@@ -38,6 +38,9 @@ run kcoll_coll_1rank $k/kcoll_coll_test
 run allreduce_seed_1rank seed_tap 0 1
 # Two ranks on the loopback transport: no RDMA device exists here (kcoll_rxe.sh left none).
 run kcoll_loop $k/kcoll_loop_test
+# Four ranks of this node over kernel TCP (links that stay in this kernel): memory reused at
+# once after each call, and barrier-then-destroy cycles.
+run kcoll_tcp_local $k/kcoll_tcp_local_test
 # Four ranks that share a host (or two): groups in sysfs, the hierarchical choice.
 run kcoll_locality $k/kcoll_locality_test
 # Fault injection needs the debug kernel, where it has a suite of its own (failnth.sh); here
