@@ -65,7 +65,7 @@ static const uint32_t ranks_flat[] = { 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96
 static const uint32_t ranks_local[] = { 16, 24, 32, 48, 64, 96, 128 };
 
 /* the threshold rules the table replaces, for the comparison (kcollctl config-set values) */
-#define RULES_SMALL	(2ULL << 20)
+#define RULES_SMALL	KCOLL_SCHED_RULES_SMALL_BYTES
 #define RULES_MEDIUM	(8ULL << 20)
 #define RULES_TREE	384
 
