@@ -12,6 +12,7 @@
 #                         never the selftests' engine module
 #   make sparse | checkpatch   static checks of kmod/
 #   make check-layers     the layer rule of kmod/ (Documentation/design.rst); make check runs it
+#   make sched-table      regenerate core/kcoll_sched_table.h, AUTO's table, from kcoll-sim
 #   make fuzz             the fuzzer on 1 VM for FUZZ_SECONDS (300; FUZZ_NODES=2: on 2 VMs too)
 #   make bench            kcoll vs perftest, Open MPI and Gloo on 2 and 4 VMs: bench/out/report.md
 #                         (BENCH_NODES="2 4 8": also on 8 VMs, for kcoll-sim's validation)
@@ -109,6 +110,13 @@ install: module lib tools examples
 	$(SUBMAKE) -C python install
 	install -D -m 0644 packaging/60-kcoll.rules $(DESTDIR)$(UDEVDIR)/60-kcoll.rules
 
+# AUTO's selection table, generated from kcoll-sim's model (Documentation/scale.rst); rebuild
+# the module and the tools afterwards.  selftests/host/test_sched_table fails on a drift.
+sched-table: tools
+	tools/kcoll-sim/kcoll-sim --derive-thresholds datacentre -q \
+		>core/kcoll_sched_table.h.tmp
+	mv core/kcoll_sched_table.h.tmp core/kcoll_sched_table.h
+
 sparse: check-kdir
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 CF="-D__CHECK_ENDIAN__" modules
 
@@ -134,6 +142,6 @@ clean:
 	-$(SUBMAKE) -C selftests/fuzz clean
 	rm -rf build/check build/check-debug build/selftests build/fuzz
 
-.PHONY: all check-kdir module lib tools examples selftests deps check check-debug demo install sparse \
+.PHONY: all sched-table check-kdir module lib tools examples selftests deps check check-debug demo install sparse \
 	fuzz \
 	checkpatch check-layers clean kcoll-perf bench bench-smoke

@@ -217,12 +217,44 @@ void kcoll_sched_dbtree(u32 p, u32 r, int t, s32 *parent, s32 child[2]);
 
 /* ---- selection ------------------------------------------------------------------------- */
 
+#define KCOLL_SCHED_SEGS	6		/* segments a row of the table has at most */
+#define KCOLL_SCHED_ANY_BYTES	(~(u64)0)	/* the last segment: any size */
+
+/*
+ * One row of the table kcoll-sim derives (core/kcoll_sched_table.h, generated): for coll,
+ * from this many ranks up to the next row of the same (coll, local, pow2), the algorithm
+ * of the first segment whose max_bytes the payload does not exceed.  local: the rows for
+ * communicators of several ranks a node over more than one node; pow2: rank counts that
+ * are powers of two.  Static and read-only: nobody frees it, no lock.
+ */
+struct kcoll_sched_row {
+	u8 coll;		/* enum kcoll_collective */
+	u8 local;
+	u8 pow2;
+	u32 from;
+	struct {
+		u8 algo;	/* enum kcoll_algorithm; 0 past the last segment */
+		u64 max_bytes;
+	} seg[KCOLL_SCHED_SEGS];
+};
+
+/*
+ * The threshold rules' small_bytes that kcoll-sim's model derives (tools/kcoll-sim/
+ * thresholds.py): what an admin sets to go back to the rules (Documentation/scale.rst).
+ */
+#define KCOLL_SCHED_RULES_SMALL_BYTES	(2ULL << 20)
+
 struct kcoll_sched_tuning {
 	/* per collective: KCOLL_ALG_AUTO or a forced algorithm (configuration) */
 	u8 algo[KCOLL_NUM_COLLECTIVES];
-	u64 small_bytes;	/* latency-bound below: default 2 MiB */
-	u64 medium_bytes;	/* all-reduce/reduce-scatter halving-doubling below: 8 MiB */
-	u32 tree_ranks;		/* all-reduce from this many ranks up uses the double tree: 384 */
+	/*
+	 * 0 (default): AUTO picks from the table kcoll-sim derives (kcoll_sched_table.h).
+	 * Else the threshold rules: latency-bound up to small_bytes, then medium_bytes and
+	 * tree_ranks as below.
+	 */
+	u64 small_bytes;
+	u64 medium_bytes;	/* rules: all-reduce/reduce-scatter halving-doubling below: 8 MiB */
+	u32 tree_ranks;		/* rules: all-reduce from this many ranks up: double tree: 384 */
 	u64 chunk_bytes;	/* pipelining piece: default 256 KiB */
 	/*
 	 * The communicator's ranks per node (kcoll_coll_args.local_size; 0: not known, or
@@ -240,7 +272,8 @@ void kcoll_sched_tuning_default(struct kcoll_sched_tuning *t);
  * The algorithm for coll on nranks ranks moving bytes (the payload per rank: count *
  * elem_size, or the total of the v-arrays' counts * elem_size).  Deterministic from its
  * arguments only, so every rank agrees.  t == NULL: defaults.  A forced t->algo[coll] wins if
- * it implements coll; otherwise (and for AUTO) the rules in core/README.md apply.
+ * it implements coll; otherwise (and for AUTO) the derived table when t->small_bytes is 0
+ * and it has rows for coll, else the rules in core/README.md.
  */
 enum kcoll_algorithm kcoll_sched_select(enum kcoll_collective coll, u32 nranks, u64 bytes,
 					const struct kcoll_sched_tuning *t);

@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * core/kcoll_sched_select.c - which algorithm a collective uses when the caller asks for
- * KCOLL_ALG_AUTO: the tuning defaults (message-size and rank-count thresholds) and the
- * selection rules, in one place.
+ * KCOLL_ALG_AUTO: the table kcoll-sim derives from its model (kcoll_sched_table.h) and, when
+ * an admin sets small_bytes, the older threshold rules, in one place.
  */
 #include "kcoll_sched.h"
+#include "kcoll_sched_table.h"
 
 void kcoll_sched_tuning_default(struct kcoll_sched_tuning *t)
 {
 	memset(t, 0, sizeof(*t));
-	/* derived from kcoll-sim's model: tools/kcoll-sim/thresholds.py, scale.rst */
-	t->small_bytes = 2 << 20;
+	/* small_bytes 0: the derived table; the rest are the rules' (thresholds.py, scale.rst) */
 	t->medium_bytes = 8 << 20;
 	t->tree_ranks = 384;
 	t->chunk_bytes = 256 << 10;
@@ -19,6 +19,37 @@ void kcoll_sched_tuning_default(struct kcoll_sched_tuning *t)
 static bool is_pow2(u32 x)
 {
 	return x && !(x & (x - 1));
+}
+
+/*
+ * The table's pick, or KCOLL_ALG_AUTO when it has no rows for coll.  The rows of a kind
+ * (coll, local, pow2) come in increasing "from": the last one at or below nranks holds,
+ * the first one below its "from" (the grid starts at 2, 3, 16 or 24 ranks).
+ */
+static enum kcoll_algorithm table_pick(enum kcoll_collective coll, u32 nranks, u64 bytes,
+				       u32 local_size)
+{
+	const struct kcoll_sched_row *r = NULL;
+	bool local = local_size > 1 && nranks > local_size && nranks % local_size == 0;
+	bool pow2 = is_pow2(nranks);
+	unsigned int i, s;
+
+	for (i = 0; i < sizeof(kcoll_sched_table) / sizeof(kcoll_sched_table[0]); i++) {
+		const struct kcoll_sched_row *t = &kcoll_sched_table[i];
+
+		if (t->coll != coll || t->local != local || t->pow2 != pow2)
+			continue;
+		if (!r || t->from <= nranks)
+			r = t;
+		if (t->from > nranks)
+			break;
+	}
+	if (!r)
+		return KCOLL_ALG_AUTO;
+	for (s = 0; s + 1 < KCOLL_SCHED_SEGS && r->seg[s + 1].algo && bytes > r->seg[s].max_bytes;
+	     s++)
+		;
+	return (enum kcoll_algorithm)r->seg[s].algo;
 }
 
 enum kcoll_algorithm kcoll_sched_select(enum kcoll_collective coll, u32 nranks, u64 bytes,
@@ -35,6 +66,17 @@ enum kcoll_algorithm kcoll_sched_select(enum kcoll_collective coll, u32 nranks, 
 	if (t->algo[coll] != KCOLL_ALG_AUTO &&
 	    kcoll_sched_supports((enum kcoll_algorithm)t->algo[coll], coll, false))
 		return (enum kcoll_algorithm)t->algo[coll];
+	if (!t->small_bytes) {
+		enum kcoll_algorithm a = table_pick(coll, nranks, bytes, t->local_size);
+
+		if (a != KCOLL_ALG_AUTO)
+			return a;
+		/* not in the table (scatter, gather, barrier, v): the rules at their default */
+		kcoll_sched_tuning_default(&def);
+		def.small_bytes = KCOLL_SCHED_RULES_SMALL_BYTES;
+		def.local_size = t->local_size;
+		t = &def;
+	}
 	/*
 	 * Several ranks a node, more than one node: kcoll-sim puts the hierarchical all-reduce
 	 * ahead of every flat choice up to small_bytes (8 a node, leaf-spine, 64 to 1,024

@@ -24,8 +24,12 @@ struct netlink_ext_ack;
 
 /* Defaults of the collective tunables (the same as core/kcoll_sched.h's). */
 #define KCOLL_CONFIG_CHUNK_BYTES	(256U * 1024)
-/* the selection thresholds: core/'s, derived from kcoll-sim (Documentation/scale.rst) */
-#define KCOLL_CONFIG_SMALL_BYTES	(2048U * 1024)
+/*
+ * small_bytes 0: AUTO picks from the table kcoll-sim derives (core/kcoll_sched_table.h);
+ * an admin who sets it gets the threshold rules with medium_bytes and tree_ranks, core/'s
+ * defaults (Documentation/scale.rst).
+ */
+#define KCOLL_CONFIG_SMALL_BYTES	0U
 #define KCOLL_CONFIG_MEDIUM_BYTES	(8192U * 1024)
 #define KCOLL_CONFIG_TREE_RANKS		384
 
@@ -39,9 +43,10 @@ struct netlink_ext_ack;
  * @op_timeout_ms:	a peer silent this long while operations wait on it fails the comm
  * @tos:		IP type of service of new connections, -1: device default
  * @chunk_bytes:	pipelining unit of collectives (power of two)
- * @small_bytes:	up to this size, latency algorithms
- * @medium_bytes:	up to this size, medium algorithms (@small_bytes <= @medium_bytes)
- * @tree_ranks:		from this many ranks on, trees for medium messages
+ * @small_bytes:	0: the derived table selects; else the rules: up to this size,
+ *			latency algorithms
+ * @medium_bytes:	rules: up to this size, medium algorithms (@small_bytes <= @medium_bytes)
+ * @tree_ranks:		rules: from this many ranks on, trees for medium messages
  * @algo:		per enum kcoll_collective: forced enum kcoll_algorithm, 0 = auto
  * @transport:		KCOLL_CONFIG_TRANSPORT_AUTO, _RDMA or _TCP
  *

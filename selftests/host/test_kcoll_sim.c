@@ -580,11 +580,22 @@ TEST(cli_choose)
 			 "2K", "--tree-ranks", "16"));
 	EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
 	EXPECT_STREQ("1024 recdbl\n2048 recdbl\n4096 rabenseifner\n", p->out);
-	/* the schedules know the node shape: hier up to small_bytes, unless --no-locality */
+	/*
+	 * The schedules know the node shape, unless --no-locality: the derived table (no
+	 * --small-bytes) takes hier up to 1 MiB there; the rules up to small_bytes.
+	 */
 	ASSERT_EQ(0, SIM(p, "--choose", "-S", "-n", "64", "-N", "8", "-b", "1M", "-e", "4M"));
+	EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
+	EXPECT_STREQ("1048576 hier\n2097152 ring\n4194304 ring\n", p->out);
+	ASSERT_EQ(0, SIM(p, "--choose", "-S", "-n", "64", "-N", "8", "-b", "1M", "-e", "4M",
+			 "--small-bytes", "2M"));
 	EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
 	EXPECT_STREQ("1048576 hier\n2097152 hier\n4194304 rabenseifner\n", p->out);
 	ASSERT_EQ(0, SIM(p, "--choose", "-n", "64", "-N", "8", "-s", "1M", "--no-locality"));
+	EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
+	EXPECT_STREQ("1048576 rabenseifner\n", p->out);
+	ASSERT_EQ(0, SIM(p, "--choose", "-n", "64", "-N", "8", "-s", "1M", "--no-locality",
+			 "--small-bytes", "2M"));
 	EXPECT_EQ(0, p->status) TH_LOG("%s", p->err);
 	EXPECT_STREQ("1048576 recdbl\n", p->out);
 	/* and the model runs it */

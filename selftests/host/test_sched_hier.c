@@ -408,7 +408,10 @@ TEST(arguments)
 	EXPECT_EQ(flat.scratch_bytes, info.scratch_bytes);
 }
 
-/* AUTO picks HIER only with locality, more than one whole node, up to small_bytes */
+/*
+ * The rules (an admin set small_bytes): AUTO picks HIER only with locality, more than one
+ * whole node, up to small_bytes.
+ */
 TEST(selection)
 {
 	static const struct {
@@ -425,8 +428,10 @@ TEST(selection)
 	u32 c;
 
 	kcoll_sched_tuning_default(&flat);
+	flat.small_bytes = KCOLL_SCHED_RULES_SMALL_BYTES;
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++) {
 		kcoll_sched_tuning_default(&t);
+		t.small_bytes = KCOLL_SCHED_RULES_SMALL_BYTES;
 		t.local_size = m[i].L;
 		EXPECT_EQ(m[i].hier, kcoll_sched_select(KCOLL_ALLREDUCE, m[i].p, m[i].bytes,
 							&t) == KCOLL_ALG_HIER);
@@ -444,6 +449,34 @@ TEST(selection)
 	t.local_size = 8;
 	t.algo[KCOLL_ALLREDUCE] = KCOLL_ALG_RING;
 	EXPECT_EQ(KCOLL_ALG_RING, kcoll_sched_select(KCOLL_ALLREDUCE, 64, 1024, &t));
+}
+
+/*
+ * The derived table (small_bytes 0): HIER only with locality over more than one whole node,
+ * and then for some all-reduce sizes (64 ranks, 8 a node: up to 1 MiB, scale.rst).
+ */
+TEST(table_locality)
+{
+	struct kcoll_sched_tuning t;
+	u32 c, p, L;
+	int shift;
+
+	kcoll_sched_tuning_default(&t);
+	ASSERT_EQ(0, t.small_bytes);
+	for (c = 0; c < KCOLL_NUM_COLLECTIVES; c++)
+		for (p = 1; p <= 130; p++)
+			for (L = 0; L <= 16; L++)
+				for (shift = 0; shift <= 26; shift += 2) {
+					bool whole = L > 1 && p > L && p % L == 0;
+
+					t.local_size = L;
+					if (!whole)
+						ASSERT_NE(KCOLL_ALG_HIER,
+							  kcoll_sched_select(c, p, 1ULL << shift, &t));
+				}
+	t.local_size = 8;
+	EXPECT_EQ(KCOLL_ALG_HIER, kcoll_sched_select(KCOLL_ALLREDUCE, 64, 1 << 20, &t));
+	EXPECT_NE(KCOLL_ALG_HIER, kcoll_sched_select(KCOLL_ALLREDUCE, 64, 2 << 20, &t));
 }
 
 TEST_HARNESS_MAIN

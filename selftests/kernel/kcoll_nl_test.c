@@ -1156,6 +1156,51 @@ TEST_F(nl, config_set_get_and_module_parameters)
 	EXPECT_EQ(0, kt_sh(cmd));
 }
 
+/* the attributes of a config-get reply, as they came */
+struct cfg_raw {
+	char attrs[2048];
+	size_t len;
+};
+
+static int cfg_raw_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct cfg_raw *r = data;
+	size_t off = MNL_ALIGN(sizeof(struct genlmsghdr));
+	size_t len = mnl_nlmsg_get_payload_len(nlh) - off;
+
+	if (len > sizeof(r->attrs))
+		return MNL_CB_ERROR;
+	memcpy(r->attrs, (const char *)mnl_nlmsg_get_payload(nlh) + off, len);
+	r->len = len;
+	return MNL_CB_OK;
+}
+
+/*
+ * A config-set of everything config-get returned is accepted and changes nothing: the
+ * defaults pass their own checks (small-bytes 0, the derived table, among them); a
+ * save-and-restore of the configuration (libkcoll's failnth test) relies on it.
+ */
+TEST_F(nl, default_config_sets_back)
+{
+	struct nlt *t = self->t;
+	struct cfg_raw *a = calloc(2, sizeof(*a));
+	struct nlmsghdr *nlh;
+
+	ASSERT_NE(NULL, a);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_GET, 0);
+	ASSERT_EQ(0, nlt_talk(t, nlh, cfg_raw_cb, &a[0]));
+	ASSERT_LT(0, a[0].len);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	memcpy(mnl_nlmsg_get_payload_tail(nlh), a[0].attrs, a[0].len);
+	nlh->nlmsg_len += a[0].len;
+	EXPECT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_GET, 0);
+	ASSERT_EQ(0, nlt_talk(t, nlh, cfg_raw_cb, &a[1]));
+	EXPECT_EQ(a[0].len, a[1].len);
+	EXPECT_EQ(0, memcmp(a[0].attrs, a[1].attrs, a[0].len));
+	free(a);
+}
+
 /* ---- communicators and events ---------------------------------------------------------------- */
 
 struct comm_seen {

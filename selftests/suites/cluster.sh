@@ -25,12 +25,29 @@ ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
 seed_tap "$RIG_NODE" "$RIG_NNODES" "$(rig_ip 0)" >"$tap/allreduce_seed.tap"
 rig_barrier seed-done 300
 
-# Two ranks a VM (2-VM suite only, a few seconds): libkcoll reports that they share a host,
-# so the kernel's AUTO all-reduce is hierarchical (kcoll_op_start's algo 9, HIER).
-if [ $rdma -eq 1 ] && [ "$RIG_NNODES" -eq 2 ]; then
-	seed_local_tap "$RIG_NODE" "$(rig_ip 0)" >"$tap/allreduce_seed_2x2.tap"
+# Two ranks a VM (2-VM suite only, a few seconds): libkcoll reports that they share a host.
+# The kernel's AUTO all-reduce is core's selection, the one kcoll-sim --choose runs: 4 ranks,
+# 2 a node, one fp32 (the derived table).  Then under the threshold rules (an admin's
+# small_bytes, on both VMs: every rank must select alike), it is hierarchical (HIER) with
+# locality and not with one rank a VM, so libkcoll's locality does reach the kernel.
+loc2=0
+[ $rdma -eq 1 ] && [ "$RIG_NNODES" -eq 2 ] && loc2=1
+if [ $loc2 -eq 1 ]; then
+	want=$(tools/kcoll-sim/kcoll-sim --choose -c allreduce -d fp32 -n 4 -N 2 -s 4 |
+		awk '{ print $2 }')
+	seed_local_tap "$RIG_NODE" "$(rig_ip 0)" "$want" >"$tap/allreduce_seed_2x2.tap"
 fi
 rig_barrier seed2x2-done 300
+[ $loc2 -eq 1 ] && tools/kcollctl/kcollctl config set small_bytes 2097152
+rig_barrier seed2x2-rules 60
+if [ $loc2 -eq 1 ]; then
+	seed_local_tap "$RIG_NODE" "$(rig_ip 0)" hier >"$tap/allreduce_seed_2x2_rules.tap"
+	rig_barrier seed2x2-rules-local 300
+	seed_flat_tap "$RIG_NODE" 2 "$(rig_ip 0)" >"$tap/allreduce_seed_2x1_rules.tap"
+fi
+rig_barrier seed2x2-rules-done 300
+[ $loc2 -eq 1 ] && tools/kcollctl/kcollctl config set small_bytes 0
+rig_barrier seed2x2-rules-off 60
 
 # Grouped all-reduces and point-to-point (kcoll_group_start/end), bootstrapped the same way;
 # then a communicator split over the parent (kcoll_comm_split), no new rendezvous.

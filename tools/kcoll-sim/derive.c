@@ -11,8 +11,9 @@
  *   - 8 ranks a node, the schedules told so (hierarchical algorithms allowed): 16 to 256.
  * At each rank count the fastest algorithm per size, within DERIVE_TOL (5 %) of the best, is
  * compressed into the fewest segments "algorithm up to B bytes" (then the least
- * sum of log(time / best)); a segment ends at the geometric mean of the last grid size it
- * was chosen for and the next (at the eager limit if that lies between them).  A row holds
+ * sum of log(time / best)); a segment ends where the two algorithms' times cross between
+ * the last grid size it was chosen for and the next, log-log interpolated (at the eager
+ * limit if that lies between them).  A row holds
  * from the geometric mean of its rank count and the previous one of its class (powers of
  * two, or not; one a node, or 8) on; rows whose segments equal the previous row of their
  * class are merged into it.
@@ -35,6 +36,9 @@
 #define DERIVE_MAX_SHIFT	24	/* 16 MiB */
 #define DERIVE_NSIZES		(DERIVE_MAX_SHIFT - DERIVE_MIN_SHIFT + 1)
 #define DERIVE_LOCAL		8	/* ranks a node of the "local" rows */
+/* --check-table: the AUTO pick against the fastest, on the grid and between its points */
+#define DERIVE_CHECK_ON		(1 + DERIVE_TOL)
+#define DERIVE_CHECK_BETWEEN	1.25
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 #endif
@@ -61,7 +65,7 @@ static const uint32_t ranks_flat[] = { 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96
 static const uint32_t ranks_local[] = { 16, 24, 32, 48, 64, 96, 128 };
 
 /* the threshold rules the table replaces, for the comparison (kcollctl config-set values) */
-#define RULES_SMALL	(2ULL << 20)
+#define RULES_SMALL	KCOLL_SCHED_RULES_SMALL_BYTES
 #define RULES_MEDIUM	(8ULL << 20)
 #define RULES_TREE	384
 
@@ -120,19 +124,27 @@ static bool is_pow2(uint32_t x)
 	return x && !(x & (x - 1));
 }
 
+/* half: the sizes between the grid's, sqrt(2) times each (derive_check()) */
 static int run_point(const struct simnet_cfg *base, const struct dcoll *d, uint32_t n,
-		     uint32_t local, struct point *pt)
+		     uint32_t local, bool half, struct point *pt)
 {
 	uint32_t i, k;
 
 	for (i = 0; i < DERIVE_NSIZES; i++) {
-		uint64_t size = 1ULL << (DERIVE_MIN_SHIFT + i), count;
+		uint64_t size = (uint64_t)ldexp(half ? M_SQRT2 : 1.0, DERIVE_MIN_SHIFT + (int)i);
+		uint64_t count;
 
 		count = (d->per_rank ? size / n : size) / 4;
 		if (!count)
 			count = 1;
 		pt->payload[i] = count * 4;
 		pt->best[i] = INFINITY;
+		if (half && i == DERIVE_NSIZES - 1) {
+			/* beyond the grid's largest size: not a point between */
+			for (k = 0; k < DERIVE_MAX_ALGOS; k++)
+				pt->t[i][k] = -1;
+			continue;
+		}
 		for (k = 0; k < DERIVE_MAX_ALGOS; k++) {
 			struct simnet_cfg c = *base;
 			struct simnet_result res;
@@ -165,12 +177,35 @@ static int run_point(const struct simnet_cfg *base, const struct dcoll *d, uint3
 }
 
 /*
+ * Where algorithm index a (chosen at size i - 1) and b (at i) cross between the two sizes:
+ * log(time) taken as linear in log(size) for each; clamped to the interval, so the grid's
+ * own sizes keep their choice.
+ */
+static uint64_t crossover(const struct dcoll *d, const struct point *pt, int i, int a, int b)
+{
+	double s0 = (double)pt->payload[i - 1], s1 = (double)pt->payload[i];
+	double r0 = log(pt->t[i - 1][a] / pt->t[i - 1][b]);
+	double r1 = log(pt->t[i][a] / pt->t[i][b]);
+	double f = r0 >= 0 ? 0 : r1 <= 0 ? 1 : r0 / (r0 - r1);
+	uint64_t x;
+
+	(void)d;
+	if (pt->t[i - 1][b] <= 0 || pt->t[i][a] <= 0)
+		f = 0.5;	/* one cannot run at one of the sizes: the geometric mean */
+	x = (uint64_t)exp(log(s0) + f * (log(s1) - log(s0)));
+	if (x < pt->payload[i - 1])
+		x = pt->payload[i - 1];
+	if (x >= pt->payload[i])
+		x = pt->payload[i] - 1;
+	return x;
+}
+
+/*
  * The fewest segments that keep every size within DERIVE_TOL of its fastest, then the least
  * sum of log(time / fastest); ties to the earlier algorithm of the list.  A dynamic program
  * over (size, algorithm of its segment).
  */
-static int segments(const struct dcoll *d, const struct point *pt, uint64_t eager,
-		    struct row *r)
+static int segments(const struct dcoll *d, const struct point *pt, struct row *r)
 {
 	uint32_t nsegs[DERIVE_NSIZES][DERIVE_MAX_ALGOS];
 	double cost[DERIVE_NSIZES][DERIVE_MAX_ALGOS];
@@ -234,14 +269,11 @@ static int segments(const struct dcoll *d, const struct point *pt, uint64_t eage
 			j--;
 			r->seg[j].algo = d->algos[p];
 			/*
-			 * The crossover is between the two sizes: at the eager limit if it
-			 * lies there (the protocol changes), else their geometric mean.
+			 * The crossover is between the two sizes, where the two algorithms'
+			 * times, straight lines in log-log between the sizes, cross (not at
+			 * the eager limit: the algorithms' messages are not the payload).
 			 */
-			if (pt->payload[i - 1] <= eager && eager < pt->payload[i])
-				r->seg[j].max_bytes = eager;
-			else
-				r->seg[j].max_bytes = (uint64_t)sqrt((double)pt->payload[i - 1] *
-								     (double)pt->payload[i]);
+			r->seg[j].max_bytes = crossover(d, pt, i, p, bk);
 		}
 		bk = p;
 	}
@@ -395,7 +427,8 @@ int derive_thresholds(const struct simnet_cfg *c, const char *preset, FILE *out,
 				if (pi != ni && is_pow2(rk[pi]) == r.pow2)
 					r.from = (uint32_t)floor(sqrt((double)rk[pi] * rk[ni])) + 1;
 
-				if (run_point(c, d, rk[ni], local, pt) || segments(d, pt, c->eager_max, &r)) {
+				if (run_point(c, d, rk[ni], local, false, pt) ||
+				    segments(d, pt, &r)) {
 					free(pt);
 					return -1;
 				}
@@ -416,4 +449,109 @@ int derive_thresholds(const struct simnet_cfg *c, const char *preset, FILE *out,
 	fprintf(out, "};\n\n#endif /* _KCOLL_SCHED_TABLE_H */\n");
 	free(pt);
 	return fflush(out) ? -1 : 0;
+}
+
+/* rank counts between the grid's (check only): flat, and 8 a node */
+static const uint32_t ranks_flat_mid[] = { 5, 7, 10, 14, 20, 28, 40, 56, 80, 112, 160, 224 };
+static const uint32_t ranks_local_mid[] = { 40, 56, 80, 112 };
+
+/* the worst pick/fastest so far of one kind of point, and where */
+struct worst {
+	double ratio;
+	uint32_t ranks;
+	uint64_t bytes;
+};
+
+/* the pick of tun at every size of pt against the fastest; -1 if it picks outside */
+static int check_point(const struct dcoll *d, uint32_t n, const struct point *pt,
+		       const struct kcoll_sched_tuning *tun, struct worst *w)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < DERIVE_NSIZES; i++) {
+		enum kcoll_algorithm a = kcoll_sched_select(d->coll, n, pt->payload[i], tun);
+		double t = -1;
+
+		if (pt->best[i] == INFINITY)
+			continue;	/* not measured (run_point()) */
+		for (k = 0; k < DERIVE_MAX_ALGOS; k++)
+			if (d->algos[k] == a)
+				t = pt->t[i][k];
+		if (t <= 0) {
+			fprintf(stderr, "kcoll-sim: %s, %u ranks, %llu B: %s is not one of the "
+				"grid's algorithms\n", perf_coll_name(d->coll), n,
+				(unsigned long long)pt->payload[i], perf_algo_name(a));
+			return -1;
+		}
+		if (t / pt->best[i] > w->ratio) {
+			w->ratio = t / pt->best[i];
+			w->ranks = n;
+			w->bytes = pt->payload[i];
+		}
+	}
+	return 0;
+}
+
+int derive_check(const struct simnet_cfg *c, uint64_t small_bytes, FILE *out)
+{
+	struct point *pt = malloc(sizeof(*pt));
+	struct worst all_on = { 0 }, all_mid = { 0 };
+	size_t ci, ni;
+	uint32_t local;
+	int ret = 0;
+
+	if (!pt) {
+		fprintf(stderr, "kcoll-sim: out of memory\n");
+		return -1;
+	}
+	fprintf(out, "%-15s %-5s  %-28s  %s\n", "collective", "rows",
+		"worst on the grid (ranks, B)", "worst between (ranks, B)");
+	for (ci = 0; ci < ARRAY_SIZE(dcolls); ci++) {
+		const struct dcoll *d = &dcolls[ci];
+
+		for (local = 1; local <= DERIVE_LOCAL; local += DERIVE_LOCAL - 1) {
+			const uint32_t *rk = local > 1 ? ranks_local : ranks_flat;
+			const uint32_t *rm = local > 1 ? ranks_local_mid : ranks_flat_mid;
+			size_t nr = local > 1 ? ARRAY_SIZE(ranks_local) : ARRAY_SIZE(ranks_flat);
+			size_t nm = local > 1 ? ARRAY_SIZE(ranks_local_mid) :
+				ARRAY_SIZE(ranks_flat_mid);
+			struct worst on = { 0 }, mid = { 0 };
+			struct kcoll_sched_tuning tun;
+			int half;
+
+			kcoll_sched_tuning_default(&tun);
+			tun.chunk_bytes = c->chunk_bytes;
+			tun.small_bytes = small_bytes;
+			tun.local_size = local > 1 ? local : 0;
+			/* the grid's points, then the sizes between them */
+			for (ni = 0; ni < nr; ni++)
+				for (half = 0; half < 2; half++)
+					if (run_point(c, d, rk[ni], local, half, pt) ||
+					    check_point(d, rk[ni], pt, &tun, half ? &mid : &on))
+						goto fail;
+			/* the rank counts between, every size */
+			for (ni = 0; ni < nm; ni++)
+				for (half = 0; half < 2; half++)
+					if (run_point(c, d, rm[ni], local, half, pt) ||
+					    check_point(d, rm[ni], pt, &tun, &mid))
+						goto fail;
+			fprintf(out, "%-15s %-5s  %6.3f (%3u, %9llu)  %10.3f (%3u, %9llu)\n",
+				perf_coll_name(d->coll), local > 1 ? "local" : "flat", on.ratio,
+				on.ranks, (unsigned long long)on.bytes, mid.ratio, mid.ranks,
+				(unsigned long long)mid.bytes);
+			if (on.ratio > all_on.ratio)
+				all_on = on;
+			if (mid.ratio > all_mid.ratio)
+				all_mid = mid;
+		}
+	}
+	fprintf(out, "worst: %.3f on the grid (at most %.2f), %.3f between (at most %.2f)\n",
+		all_on.ratio, DERIVE_CHECK_ON, all_mid.ratio, DERIVE_CHECK_BETWEEN);
+	if (all_on.ratio > DERIVE_CHECK_ON + 1e-9 || all_mid.ratio > DERIVE_CHECK_BETWEEN)
+		ret = 1;
+	free(pt);
+	return fflush(out) ? -1 : ret;
+fail:
+	free(pt);
+	return -1;
 }

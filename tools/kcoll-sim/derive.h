@@ -6,6 +6,7 @@
 #ifndef _KCOLL_SIM_DERIVE_H
 #define _KCOLL_SIM_DERIVE_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "simnet.h"
@@ -23,5 +24,14 @@ int derive_preset(struct simnet_cfg *c, const char *name);
  * the parameters in the header's comment.  0, or -1 with a message on stderr.
  */
 int derive_thresholds(const struct simnet_cfg *c, const char *preset, FILE *out, FILE *report);
+
+/*
+ * kcoll-sim --derive-thresholds SET --check-table: the module's AUTO pick
+ * (kcoll_sched_select(): the table, or the rules when small_bytes is not 0) against the
+ * fastest algorithm, on derive_thresholds()' grid (at most 1.05 times) and between its sizes
+ * and rank counts (at most 1.25 times); a table of the worst ratios to out.  0 within both,
+ * 1 beyond one, -1 with a message on stderr when the model fails.
+ */
+int derive_check(const struct simnet_cfg *c, uint64_t small_bytes, FILE *out);
 
 #endif /* _KCOLL_SIM_DERIVE_H */

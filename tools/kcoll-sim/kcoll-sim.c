@@ -24,7 +24,7 @@ struct opts {
 	int coll, dtype, algo;
 	size_t size, minb, maxb;
 	double factor;
-	bool sweep, json, quiet, choose, no_locality;
+	bool sweep, json, quiet, choose, no_locality, check_table;
 	const char *csv;
 	const char *derive;	/* --derive-thresholds: the parameter set */
 	uint32_t nranks;
@@ -96,14 +96,17 @@ static void usage(FILE *f)
 "                          (datacentre or rig; --bw, --lat, --overhead, --red-bw, --mem-bw\n"
 "                          given after it change them) and print the table as C; a\n"
 "                          comparison with the threshold rules goes to stderr unless -q\n"
+"      --check-table       with --derive-thresholds SET: instead, the module's choice (the\n"
+"                          table; the rules with --small-bytes) against the fastest, on the\n"
+"                          grid and between its points; exit 3 beyond 1.05 or 1.25 times\n"
 "\n"
-"Exit status: 0 done, 1 the model failed, 2 bad usage.\n", prog);
+"Exit status: 0 done, 1 the model failed, 2 bad usage, 3 --check-table's bound exceeded.\n", prog);
 }
 
 enum {
 	O_CHUNK = 256, O_LEAVES, O_HPL, O_SPINES, O_OVERSUB, O_BW, O_MEMBW, O_REDBW, O_LAT,
 	O_HOPLAT, O_SHMLAT, O_OVH, O_EAGER, O_CSV, O_TRACE, O_SHARE, O_SMALL, O_MEDIUM,
-	O_TREE, O_CHOOSE, O_NOLOC, O_DERIVE,
+	O_TREE, O_CHOOSE, O_NOLOC, O_DERIVE, O_CHECKTAB,
 };
 
 static const struct option long_opts[] = {
@@ -119,6 +122,7 @@ static const struct option long_opts[] = {
 	{ "choose", no_argument, NULL, O_CHOOSE },
 	{ "no-locality", no_argument, NULL, O_NOLOC },
 	{ "derive-thresholds", required_argument, NULL, O_DERIVE },
+	{ "check-table", no_argument, NULL, O_CHECKTAB },
 	{ "fabric", required_argument, NULL, 'F' },
 	{ "ranks-per-node", required_argument, NULL, 'N' },
 	{ "rails", required_argument, NULL, 'R' },
@@ -256,6 +260,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		case O_CHOOSE:
 			o->choose = true;
 			break;
+		case O_CHECKTAB:
+			o->check_table = true;
+			break;
 		case O_DERIVE:
 			if (derive_preset(c, a))
 				return bad("unknown parameter set '%s'%s (datacentre, rig)", a, "");
@@ -379,6 +386,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		return bad("unexpected argument '%s'%s", argv[optind], "");
+	if (o->check_table && !o->derive)
+		return bad("--check-table needs --derive-thresholds SET%s%s", "", "");
 	if (o->derive && (c->fab.topo != SIMNET_STAR || c->fab.rails != 1 || rpn_set ||
 			  same_host))
 		return bad("--derive-thresholds models one switch, one rail, its own ranks a node%s%s",
@@ -642,6 +651,10 @@ int main(int argc, char **argv)
 	ret = parse(argc, argv, &o);
 	if (ret)
 		return ret == 1 ? 0 : 2;
+	if (o.derive && o.check_table) {
+		ret = derive_check(&o.cfg, o.small_bytes, stdout);
+		return ret < 0 ? 1 : ret ? 3 : 0;
+	}
 	if (o.derive)
 		return derive_thresholds(&o.cfg, o.derive, stdout, o.quiet ? NULL : stderr) ? 1 : 0;
 	if (!o.sweep) {

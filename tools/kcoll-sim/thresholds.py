@@ -8,6 +8,11 @@ kcoll-sim's model, instead of setting them by hand (Documentation/scale.rst, "Se
   tools/kcoll-sim/thresholds.py --check    TAP: the constants in core/ and kmod/ are the
                                            derived ones (a host test runs this)
 
+These are the rules' thresholds: by default (small_bytes 0) the module picks from the table
+kcoll-sim --derive-thresholds derives (core/kcoll_sched_table.h); an admin who sets
+small_bytes gets the rules, and the derived small_bytes is KCOLL_SCHED_RULES_SMALL_BYTES
+(core/kcoll_sched.h), the value scale.rst tells them to set.
+
 The grid: broadcast, reduce, all-reduce, all-gather, reduce-scatter and all-to-all of fp32,
 every algorithm the module has for each, on 2, 3, 4, 6, 8, 16, 24, 32, 64, 96, 128, 256, 384
 and 1,024 ranks (one a
@@ -155,6 +160,11 @@ def constants():
         if m:
             for k, v in re.findall(r"t->(\w+)\s*=\s*([^;]+);", m.group(1)):
                 core[k] = c_int(v)
+    # small_bytes defaults to 0 (the table); the rules' value is a constant of its own
+    src = open(os.path.join(TOP, "core/kcoll_sched.h")).read()
+    m = re.search(r"#define KCOLL_SCHED_RULES_SMALL_BYTES\s+(.+)", src)
+    if m:
+        core["small_bytes"] = c_int(m.group(1))
     src = open(os.path.join(TOP, "kmod/kcoll_config.h")).read()
     for k in NAMES + ("chunk_bytes",):
         m = re.search(r"#define KCOLL_CONFIG_%s\s+(.+)" % k.upper(), src)
@@ -207,8 +217,13 @@ def check(table, d, sim):
     res = []
     core, kmod = constants()
     for k in NAMES:
-        res.append((core.get(k) == d[k], "core/ kcoll_sched_tuning_default() %s = %s, the "
-                    "model derives %s" % (k, core.get(k), d[k])))
+        res.append((core.get(k) == d[k], "core/ %s %s = %s, the model derives %s" % (
+            "KCOLL_SCHED_RULES_SMALL_BYTES" if k == "small_bytes" else
+            "kcoll_sched_tuning_default()", k, core.get(k), d[k])))
+        if k == "small_bytes":
+            res.append((kmod.get(k) == 0, "kmod/kcoll_config.h KCOLL_CONFIG_SMALL_BYTES = %s, "
+                        "0: the derived table selects" % kmod.get(k)))
+            continue
         res.append((kmod.get(k) == d[k], "kmod/kcoll_config.h KCOLL_CONFIG_%s = %s, the model "
                     "derives %s" % (k.upper(), kmod.get(k), d[k])))
     res.append((core.get("chunk_bytes") == kmod.get("chunk_bytes"),
