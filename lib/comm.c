@@ -622,7 +622,8 @@ struct kcoll_buf *kcoll_buf_find(struct kcoll_comm *c, const void *p, size_t len
 	for (b = c->bufs; b; b = b->next) {
 		uintptr_t start = (uintptr_t)b->ptr;
 
-		if (a >= start && a - start <= b->len && len <= b->len - (a - start))
+		/* Strictly inside: one past the end may be the next buffer's mapping. */
+		if (a >= start && a - start < b->len && len <= b->len - (a - start))
 			break;
 	}
 	pthread_mutex_unlock(&c->lock);

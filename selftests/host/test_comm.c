@@ -569,6 +569,30 @@ TEST_F(fake, buffers)
 	EXPECT_EQ(0, kcoll_buf_len(NULL));
 }
 
+/*
+ * mmap() may put buffers back to back, so a pointer one past a buffer's end can be the start
+ * of the next one (or of plain memory): it is not in the first buffer.
+ */
+TEST_F(fake, buffer_lookup_bounds)
+{
+	struct kcoll_buf *b = NULL;
+	char *p;
+
+	fk.mmap_offset = 0;
+	ASSERT_EQ(0, kcoll_buf_create(self->c, 8192, &b));
+	p = kcoll_buf_ptr(b);
+	ASSERT_EQ(0, kcoll_allreduce(self->c, p + 8188, p + 8192, 1, KCOLL_FP32, KCOLL_SUM,
+				     NULL));
+	EXPECT_EQ(KCOLL_COLL_SEND_BUF, fk.coll.flags & (KCOLL_COLL_SEND_BUF | KCOLL_COLL_RECV_BUF));
+	EXPECT_EQ(8188, fk.coll.sendbuf);
+	EXPECT_EQ((uintptr_t)(p + 8192), fk.coll.recvbuf);
+	ASSERT_EQ(0, kcoll_allreduce(self->c, p + 8192, p, 1, KCOLL_FP32, KCOLL_SUM, NULL));
+	EXPECT_EQ(KCOLL_COLL_RECV_BUF, fk.coll.flags & (KCOLL_COLL_SEND_BUF | KCOLL_COLL_RECV_BUF));
+	EXPECT_EQ((uintptr_t)(p + 8192), fk.coll.sendbuf);
+	EXPECT_EQ(0, fk.coll.recvbuf);
+	EXPECT_EQ(0, kcoll_buf_destroy(b));
+}
+
 TEST_F(fake, buffer_errors)
 {
 	struct kcoll_buf *b = (void *)1;
