@@ -20,6 +20,9 @@ import shutil
 import subprocess
 import sys
 
+# The same-host part (issue 15); it imports this module for the helpers below.
+import report_local
+
 SYSTEMS = [
     ("kcoll", "kcoll (kcoll-perf)"),
     ("mpi-ucx", "Open MPI over UCX (rxe0:1)"),
@@ -717,6 +720,7 @@ def markdown(rep):
                 L.append("")
         L += markdown_tcp(cl)
         L += torch_markdown(cl)
+    L += report_local.markdown_local(rep.get("local"))
     L.append("## Reduction kernels (host, `bench/reduce_bench`)")
     L.append("")
     k = rep.get("reduction_kernels")
@@ -815,8 +819,10 @@ def main():
         "reduction_kernels": kernels,
         "reduction_kernels_error": kerr,
     }
-    rep["targets"] = compute_targets(clusters, kernels)
-    rep["wrong_total"] = sum(int(r.get("wrong", 0)) for cl in clusters
+    rep["local"] = report_local.load_local(outdir)
+    rep["targets"] = compute_targets(clusters, kernels) + report_local.local_targets(rep["local"])
+    runs = clusters + ([rep["local"]] if rep["local"] else [])
+    rep["wrong_total"] = sum(int(r.get("wrong", 0)) for cl in runs
                              for s in cl["systems"].values() for r in s["rows"])
     rep["plot_error"] = plot(outdir, clusters)
     with open(os.path.join(outdir, "report.json"), "w") as f:

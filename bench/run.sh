@@ -3,9 +3,10 @@
 # make bench: boot a virtual cluster of 2, then of 4 VMs (rig/cluster.sh) and, in one run per
 # cluster size, measure the RDMA link (perftest) and the TCP link (iperf3), kcoll (kcoll-perf)
 # over RDMA and over kernel TCP, Open MPI over UCX and over TCP (bench/mpi_timing) and PyTorch
-# Gloo (bench/gloo_bench.py); add the host benchmark of the reduction kernels
-# (bench/reduce_bench); write OUT/report.md, report.json, busbw.png
-# (bench/report.py).  The guest side of a run is bench/node.sh.
+# Gloo (bench/gloo_bench.py); then boot one VM with 2 vCPUs for the same-host comparison
+# (4 ranks of kcoll on its loop transport against Open MPI's shared memory, bench/local.sh);
+# add the host benchmark of the reduction kernels (bench/reduce_bench); write OUT/report.md,
+# report.json, busbw.png (bench/report.py).  The guest side of a cluster run is bench/node.sh.
 #
 # Usage: bench/run.sh [-n "2 4"] [-o bench/out] [-s] [-p]
 #   -n NODES   cluster sizes, one run each, 2 to 8 VMs (default "2 4"; make bench takes
@@ -15,14 +16,15 @@
 #   -p         print the plan (per cluster size: VMs, memory, deadline) and exit
 # Environment: BENCH_MEM_MB (VM memory, default 1536), BENCH_NICE (nice level of the VMs,
 # default 0: the host is shared), BENCH_ONLY=tcp (only what runs over TCP: iperf3, kcoll over
-# TCP, Open MPI over TCP, Gloo; the report marks the rest not measured).
+# TCP, Open MPI over TCP, Gloo; the report marks the rest not measured), BENCH_ONLY=local (only
+# the same-host VM, no cluster and no reduction kernels).
 # Needs root (network namespace, taps), like make check.  Exit status 0 when a report was
 # written, whatever it says.
 set -euo pipefail
 . "$(dirname "$0")/../rig/common.sh"
 cd "$RIG_TOP"
 
-usage() { sed -n '3,20s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '3,23s/^# \{0,1\}//p' "$0"; }
 
 nodes_list= out=bench/out smoke=0 plan=0
 while getopts "n:o:sph" opt; do
@@ -44,6 +46,16 @@ for n in $nodes_list; do
 done
 mem=${BENCH_MEM_MB:-1536}
 nice_level=${BENCH_NICE:-0}
+only=${BENCH_ONLY:-}
+case $only in
+"" | tcp | local) ;;
+*) rig_die "bench: BENCH_ONLY is tcp or local, not '$only'" ;;
+esac
+# The same-host run: one VM, 2 vCPUs, 4 ranks (issue 15), unless only TCP is measured.
+local_cpus=2
+run_local=1
+[ "$only" = tcp ] && run_local=0
+[ "$only" = local ] && nodes_list=
 
 # The VMs' deadline: 30 minutes a node (25 for the smoke run).
 deadline_of() { if [ $smoke = 1 ]; then echo 1500; else echo $((1800 * $1)); fi; }
@@ -56,6 +68,8 @@ if [ $plan = 1 ]; then
 		[ $((n * mem)) -le "$avail" ] ||
 			echo "bench plan: $n VMs do not fit now: set BENCH_MEM_MB lower"
 	done
+	[ $run_local = 0 ] || echo "bench plan: same host: 1 VM x $local_cpus vCPUs x $mem MiB," \
+		"deadline $(deadline_of 1) s"
 	exit 0
 fi
 
@@ -79,16 +93,19 @@ cat >"$out/host.json" <<EOF
 {"cpus": $(nproc), "host_kernel": "$(uname -r)", "qemu": "$qemu_ver", "accel": "tcg",
  "commit": "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)",
  "date": "$(date -u +%FT%TZ)", "loadavg": "$(cut -d' ' -f1-3 /proc/loadavg)",
- "vm_mem_mb": $mem, "smoke": $smoke, "cluster_sizes": [$(echo $nodes_list | tr ' ' ',')]}
+ "vm_mem_mb": $mem, "smoke": $smoke, "cluster_sizes": [$(echo $nodes_list | tr ' ' ',')],
+ "bench_only": "$only", "same_host": $run_local}
 EOF
 
 # 3. The reduction kernels on the host (no VM): GB/s next to memcpy.
-log "reduction kernels (bench/reduce_bench)"
-make -s -C bench reduce_bench
-if [ $smoke = 1 ]; then
-	bench/reduce_bench --json --size 1048576 --runs 3 >"$out/reduce_bench.json"
-else
-	bench/reduce_bench --json >"$out/reduce_bench.json"
+if [ "$only" != local ]; then
+	log "reduction kernels (bench/reduce_bench)"
+	make -s -C bench reduce_bench
+	if [ $smoke = 1 ]; then
+		bench/reduce_bench --json --size 1048576 --runs 3 >"$out/reduce_bench.json"
+	else
+		bench/reduce_bench --json >"$out/reduce_bench.json"
+	fi
 fi
 
 rig/prepare.sh stock kmod/kcoll.ko
@@ -106,6 +123,19 @@ for n in $nodes_list; do
 	done
 	log "cluster of $n VMs done"
 done
+
+# The same host: 4 ranks in one VM with 2 vCPUs, kcoll's loop transport against Open MPI's
+# shared memory (bench/local.sh); its own run directory, beside the clusters'.
+if [ $run_local = 1 ]; then
+	log "same host: 1 VM, $local_cpus vCPUs (logs in $out/local/node0/)"
+	nice -n "$nice_level" rig/cluster.sh -n 1 -c $local_cpus -m "$mem" -t "$(deadline_of 1)" \
+		-o "$out/local" -- \
+		"BENCH_SMOKE=$smoke BENCH_BIN=$RIG_TOP/build/bench sh bench/local.sh" ||
+		{ log "same host: the VM did not run its job to the end"; status=1; }
+	rig/dmesg-check.sh "$out/local/node0/dmesg.txt" "$out/local/node0/console.log" ||
+		log "same host: the kernel log shows a problem"
+	log "same host done"
+fi
 
 python3 bench/report.py "$out"
 [ $status = 0 ] || log "some VM did not finish: the report says which parts are missing"

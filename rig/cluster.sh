@@ -3,31 +3,37 @@
 # over 9p, a writable run directory shared with the host and the other nodes, and one NIC on a
 # private L2 segment: a bridge inside a network namespace this script creates and deletes.
 #
-# Usage: rig/cluster.sh [-f stock|debug] [-n NODES] [-t TIMEOUT] [-m MEM_MB] -o RUNDIR -- JOB
+# Usage: rig/cluster.sh [-f stock|debug] [-n NODES] [-c CPUS] [-t TIMEOUT] [-m MEM_MB]
+#                       -o RUNDIR -- JOB
+#   -c CPUS   vCPUs per VM, 1 to 4 (default 1); more than one adds tsc=reliable to the
+#             guest kernel line, so the TSC stays its clocksource
 #
 # JOB is a shell command line run by every node from the repository top, with RIG_NODE,
-# RIG_NNODES, RIG_MODROOT, RIG_TOP, RIG_KVER in its environment (source rig/guest/lib.sh).
+# RIG_NNODES, RIG_CPUS, RIG_MODROOT, RIG_TOP, RIG_KVER in its environment (source
+# rig/guest/lib.sh).
 # Per node, RUNDIR/nodeI/ gets console.log, job.log, job.rc and dmesg.txt.
 # Exit status: 0 when every node ran its job to the end (whatever the job's own result).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-flavour=stock nodes=1 timeout=300 mem=1024 rundir=""
-while getopts "f:n:t:m:o:h" opt; do
+flavour=stock nodes=1 cpus=1 timeout=300 mem=1024 rundir=""
+while getopts "f:n:c:t:m:o:h" opt; do
 	case $opt in
 	f) flavour=$OPTARG ;;
 	n) nodes=$OPTARG ;;
+	c) cpus=$OPTARG ;;
 	t) timeout=$OPTARG ;;
 	m) mem=$OPTARG ;;
 	o) rundir=$OPTARG ;;
-	*) sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 2 ;;
+	*) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ "${1:-}" = "--" ] && shift
 job="$*"
-[ -n "$job" ] && [ -n "$rundir" ] || { sed -n '2,12s/^# \{0,1\}//p' "$0"; exit 2; }
+[ -n "$job" ] && [ -n "$rundir" ] || { sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 2; }
 [ "$nodes" -ge 1 ] && [ "$nodes" -le 8 ] || rig_die "-n takes 1 to 8 nodes"
+[[ $cpus =~ ^[1-4]$ ]] || rig_die "-c takes 1 to 4 vCPUs"
 env=$RIG_BUILD/$flavour/env
 [ -f "$env" ] || rig_die "$env missing: run rig/prepare.sh $flavour first"
 . "$env"
@@ -67,12 +73,18 @@ RIG_MODROOT=$MODROOT
 RIG_KVER=$KVER
 RIG_TOP=$RIG_TOP
 RIG_FLAVOUR=$flavour
+RIG_CPUS=$cpus
 RIG_JOB=$(printf %q "$job")
-export RIG_NNODES RIG_MODROOT RIG_KVER RIG_TOP RIG_FLAVOUR
+export RIG_NNODES RIG_MODROOT RIG_KVER RIG_TOP RIG_FLAVOUR RIG_CPUS
 EOT
 	# no_timer_check: a host loaded with other VMs can make the emulated guest miss the
 	# early IO-APIC timer test, which then panics ("IO-APIC + timer doesn't work!").
 	append="console=ttyS0 panic=-1 panic_on_warn=1 oops=panic net.ifnames=0 no_timer_check"
+	# Several vCPUs under TCG: the boot-time TSC sync check sees the vCPUs' TSCs apart (a
+	# vCPU thread waits for a host core), marks the TSC unstable and the guest runs on HPET,
+	# whose every read is an emulated MMIO access (clock_gettime() becomes a system call).
+	# QEMU's TSC is one host clock for all vCPUs: tell the guest it is reliable.
+	[ "$cpus" -gt 1 ] && append+=" tsc=reliable"
 	append+=" $APPEND"
 	append+=" rig_node=$i"
 	if [ -n "$INITRD" ]; then
@@ -83,7 +95,7 @@ EOT
 		initrd=()
 	fi
 	ip netns exec "$ns" qemu-system-x86_64 \
-		-machine q35,accel=tcg -cpu "${CPU:-max}" -smp 1 -m "$mem" \
+		-machine q35,accel=tcg -cpu "${CPU:-max}" -smp "$cpus" -m "$mem" \
 		-nodefaults -no-user-config -no-reboot -display none -monitor none \
 		-serial "file:$d/console.log" \
 		-kernel "$VMLINUZ" "${initrd[@]}" -append "$append" \

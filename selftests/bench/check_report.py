@@ -8,7 +8,9 @@ Checks structure and consistency, never speed: report.json parses and has every 
 system either has result rows or says why not; every row's figures are finite numbers that
 agree with each other (algbw = size / time, busbw = algbw x the bus factor); #wrong is 0
 everywhere; each target is met, missed or not measured; report.md states the VM count, the
-vCPUs and that the machine is emulated; busbw.png is a PNG.
+vCPUs and that the machine is emulated; busbw.png is a PNG.  The same-host run (issue 15), when
+the run had one: kcoll and Open MPI have consistent rows with #wrong 0, kcoll on plain memory
+and on kcoll buffers, and `kcollctl comm show` showed every kcoll peer on the loop transport.
 
 KCOLL_BENCH_ALLOW_MISSING=1 turns "kcoll produced result rows" (and the same of kcoll's
 PyTorch backend) into a skip (kcoll's collectives not there yet); the report must then say
@@ -71,6 +73,45 @@ def check_rows(name, n, rows):
     return bad
 
 
+def check_local(rep, md, allow_missing):
+    """The same-host run (bench/report_local.py): present when the run asked for it."""
+    loc = rep.get("local")
+    if loc is None:
+        asked = rep.get("host", {}).get("same_host")
+        test(not asked, "same host: the run is in the report", "host.json asked for it",
+             None if asked else "no same-host run (BENCH_ONLY=tcp or an older report)")
+        return
+    n = loc.get("nranks")
+    tag = "same host: "
+    test(isinstance(n, int) and n >= 2, tag + "the rank count is recorded", "nranks %s" % n)
+    test(isinstance(loc.get("meta", {}).get("vcpus"), int), tag + "the vCPU count is recorded")
+    test(loc.get("vm_ok") is True, tag + "the VM ran its job to the end")
+    for name, s in sorted(loc.get("systems", {}).items()):
+        rows = s.get("rows", [])
+        if name == "local-kcoll" and not s.get("available") and allow_missing:
+            test(True, tag + "%s produced result rows" % name, None,
+                 "%s: not available (%s)" % (name, s.get("error")))
+            continue
+        test(bool(s.get("available")) and bool(rows) and not s.get("error"),
+             tag + "%s produced result rows and no error" % name, "error: %s" % s.get("error"))
+        bad = check_rows(name, n, rows)
+        test(not bad, tag + "%s rows are consistent (algbw, busbw, nranks)" % name,
+             "\n".join(bad[:5]))
+        wrong = sum(int(r.get("wrong", 0)) for r in rows)
+        test(wrong == 0, tag + "%s #wrong is 0" % name, "#wrong = %d" % wrong)
+        if name == "local-kcoll" and rows:
+            mems = {r.get("mem") for r in rows}
+            test(mems == {"user", "kbuf"}, tag + "kcoll ran on plain memory and on kcoll buffers",
+                 "mem: %s" % sorted(str(m) for m in mems))
+    tr = loc.get("transports") or {}
+    peers = tr.get("peers") or []
+    bad = [p for p in peers if p[2] != "loop"]
+    test(isinstance(n, int) and len(peers) == n * (n - 1) and not bad and not tr.get("error"),
+         tag + "every kcoll peer showed the loop transport",
+         "%s; not loop (rank, peer, transport): %s" % (tr.get("error"), bad[:6]))
+    test("## Same host" in md, "report.md has the same-host section")
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.strip(), file=sys.stderr)
@@ -94,7 +135,8 @@ def main():
 
     if rep is not None:
         clusters = rep.get("clusters") or []
-        test(len(clusters) >= 1, "the report has at least one cluster run")
+        test(len(clusters) >= 1 or rep.get("local"),
+             "the report has at least one cluster run or the same-host run")
         test(rep.get("emulated") is True, "report.json says the machine is emulated")
         for cl in clusters:
             n = cl.get("nodes")
@@ -126,8 +168,10 @@ def main():
                      "\n".join(bad[:5]))
                 wrong = sum(int(r.get("wrong", 0)) for r in rows)
                 test(wrong == 0, tag + "%s #wrong is 0" % name, "#wrong = %d" % wrong)
+        check_local(rep, md, allow_missing)
         targets = rep.get("targets") or []
-        test(len(targets) >= 4, "the targets are computed", "%d targets" % len(targets))
+        test(len(targets) >= (4 if clusters else 2), "the targets are computed",
+             "%d targets" % len(targets))
         test(all(t.get("status") in ("met", "missed", "not measured") for t in targets),
              "every target is met, missed or not measured")
         test(all(t["status"] == "not measured" or finite(t.get("value")) for t in targets),
@@ -135,19 +179,23 @@ def main():
         test(rep.get("wrong_total") == 0, "#wrong is 0 over the whole report",
              "wrong_total = %s" % rep.get("wrong_total"))
         k = rep.get("reduction_kernels") or {}
-        test(bool(k.get("rows")), "the reduction kernels' figures are included",
+        only_local = rep.get("host", {}).get("bench_only") == "local"
+        test(bool(k.get("rows")) or only_local, "the reduction kernels' figures are included",
              rep.get("reduction_kernels_error"))
 
     test("emulated" in md and "VMs" in md and "vCPU" in md,
          "report.md states the VM count, the vCPUs and that the machine is emulated")
     for t in ("## Targets", "met" if "met" in md else "not measured"):
         test(t in md, "report.md has '%s'" % t)
-    try:
-        with open(os.path.join(out, "busbw.png"), "rb") as f:
-            sig = f.read(8)
-        test(sig == b"\x89PNG\r\n\x1a\n", "busbw.png is a PNG")
-    except OSError as e:
-        test(False, "busbw.png is a PNG", str(e))
+    if rep is not None and not rep.get("clusters"):
+        test(True, "busbw.png is a PNG", None, "no cluster run (BENCH_ONLY=local): no plot")
+    else:
+        try:
+            with open(os.path.join(out, "busbw.png"), "rb") as f:
+                sig = f.read(8)
+            test(sig == b"\x89PNG\r\n\x1a\n", "busbw.png is a PNG")
+        except OSError as e:
+            test(False, "busbw.png is a PNG", str(e))
 
     print("TAP version 13")
     print("1..%d" % len(results))

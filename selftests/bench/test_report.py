@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-only
 """Host test of bench/report.py (no VM): synthetic result directories in the layout bench/node.sh
-writes, one with kcoll's rows and one where kcoll failed, are turned into reports that
-check_report.py must accept, with the targets computed from the numbers given here.  TAP.
+and bench/local.sh write, one with kcoll's rows and one where kcoll failed, are turned into
+reports that check_report.py must accept, with the targets computed from the numbers given
+here; a same-host run with a kcoll peer not on the loop transport, or without the listing,
+must be refused.  TAP.  Run by selftests/host's test_bench_report.
 """
 import json
 import os
@@ -99,6 +101,69 @@ def make_cluster(out, n, kcoll_ok):
         open(os.path.join(res, system + ".rc"), "w").write("0\n")
 
 
+def make_local(out, kcoll_ok, n=4):
+    """bench/local.sh's results: kcoll on plain memory (0.3 GB/s, 100 us) and on kcoll
+    buffers (0.4 GB/s), Open MPI (0.15 GB/s, 120 us), every peer on loop."""
+    d = os.path.join(out, "local")
+    res = os.path.join(d, "results")
+    os.makedirs(res)
+    os.makedirs(os.path.join(d, "node0"))
+    open(os.path.join(d, "node0", "job.rc"), "w").write("0\n")
+    json.dump({"nodes": 1, "ranks": n, "vcpus": 2, "mem_mb": 1460, "kernel": "6.1.0-test",
+               "clocksource": "tsc"}, open(os.path.join(res, "meta.json"), "w"))
+    kx = {"place": "out", "mode": "blocking"}
+    if kcoll_ok:
+        write_jsonl(os.path.join(res, "local-kcoll.json"),
+                    [row("kcoll", "allreduce", n, s, bw, 100.0, dict(kx, mem=mem))
+                     for mem, bw in (("user", 0.3), ("kbuf", 0.4)) for s in SIZES])
+        open(os.path.join(res, "local-kcoll.rc"), "w").write("0\n")
+    else:
+        write_jsonl(os.path.join(res, "local-kcoll.json"),
+                    [{"system": "kcoll", "rank": 0, "nranks": n, "errno": 34,
+                      "error": "kcoll_allreduce fp32 sum 4 B out of place: allreduce: a region "
+                      "runs past the end of its kcoll buffer"}])
+        open(os.path.join(res, "local-kcoll.rc"), "w").write("1\n")
+    write_jsonl(os.path.join(res, "local-mpi.json"),
+                [row("local-mpi", "allreduce", n, s, 0.15, 120.0) for s in SIZES])
+    open(os.path.join(res, "local-mpi.rc"), "w").write("0\n")
+    comms = [{"name": "00000000000000aa-%d" % r, "comm_id": "00000000000000aa", "rank": r,
+              "state": "ready", "nranks": n,
+              "peers": [{"rank": p, "state": "up", "transport": "loop"}
+                        for p in range(n) if p != r]} for r in range(n)]
+    json.dump(comms, open(os.path.join(res, "comm-show.json"), "w"))
+
+
+def check(out, env=None):
+    """check_report.py on OUT: (exit status, its "not ok" lines)."""
+    c = subprocess.run([sys.executable, os.path.join(HERE, "check_report.py"), out],
+                       capture_output=True, text=True, env=env)
+    return c.returncode, [l for l in c.stdout.splitlines() if l.startswith("not ok")], c.stderr
+
+
+def local_refusals(tmp, src, tap):
+    """A same-host run whose listing shows a peer on TCP, or has no listing, is refused."""
+    for case in ("a peer on tcp", "no listing"):
+        out = os.path.join(tmp, case.replace(" ", "-"))
+        shutil.copytree(src, out)
+        path = os.path.join(out, "local", "results", "comm-show.json")
+        if case == "no listing":
+            os.unlink(path)
+        else:
+            comms = json.load(open(path))
+            comms[2]["peers"][1]["transport"] = "tcp"
+            json.dump(comms, open(path, "w"))
+        p = subprocess.run([sys.executable, os.path.join(TOP, "bench", "report.py"), out],
+                           capture_output=True, text=True)
+        rc, bad, err = check(out)
+        want = [l for l in bad if "every kcoll peer showed the loop transport" in l]
+        tap.append((p.returncode == 0 and rc == 1 and len(want) == 1 and
+                    len([l for l in bad if "PNG" not in l]) == 1,
+                    "same host, %s: check_report.py refuses the report (and only for that)"
+                    % case, "exit %d\n%s\n%s" % (rc, "\n".join(bad), err)))
+        md = open(os.path.join(out, "report.md")).read()
+        tap.append(("**not all loop**" in md, "same host, %s: report.md says so" % case, ""))
+
+
 def main():
     tap = []
     tmp = tempfile.mkdtemp(prefix="kcoll-report-")
@@ -114,18 +179,17 @@ def main():
                       open(os.path.join(out, "host.json"), "w"))
             for n in (2, 4):
                 make_cluster(out, n, kok)
+            make_local(out, kok)
             p = subprocess.run([sys.executable, os.path.join(TOP, "bench", "report.py"), out],
                                capture_output=True, text=True)
             tap.append((p.returncode == 0, "%s: report.py succeeds" % label, p.stderr))
             env = dict(os.environ, KCOLL_BENCH_ALLOW_MISSING="0" if kok else "1")
             have_gp = shutil.which("gnuplot") is not None
-            c = subprocess.run([sys.executable, os.path.join(HERE, "check_report.py"), out],
-                               capture_output=True, text=True, env=env)
-            bad = [l for l in c.stdout.splitlines() if l.startswith("not ok")]
+            _, bad, err = check(out, env)
             if not have_gp:
                 bad = [l for l in bad if "PNG" not in l]
             tap.append((not bad, "%s: check_report.py accepts the report" % label,
-                        "\n".join(bad) + c.stderr))
+                        "\n".join(bad) + err))
             try:
                 rep = json.load(open(os.path.join(out, "report.json")))
             except (OSError, ValueError) as e:
@@ -163,6 +227,24 @@ def main():
                 tap.append(("### PyTorch: kcoll's backend against Gloo" in md and
                             "| 8 B |" in md.split("### PyTorch")[1],
                             "kcoll available: report.md has the torch table with 8 B", ""))
+                # Same host: kcoll's plain-memory rows over Open MPI's (issue 15).
+                mpi = "Open MPI (ob1, btl vader + CMA)"
+                t = st.get("Same host, 4 ranks: kcoll all-reduce busbw at 16 MiB / " + mpi, {})
+                want = (120.0 + size / 150.0) / (100.0 + size / 300.0)
+                tap.append((abs(t.get("value", 0) - want) < 1e-6 * want and t["status"] == "met",
+                            "kcoll available: the same-host busbw target (plain memory / "
+                            "Open MPI)", json.dumps(t)))
+                t = st.get("Same host, 4 ranks: kcoll 8-byte all-reduce median latency / " +
+                           mpi, {})
+                want = (100.0 + 8 / 300.0) / (120.0 + 8 / 150.0)
+                tap.append((abs(t.get("value", 0) - want) < 1e-6 and t["status"] == "met",
+                            "kcoll available: the same-host latency target (medians)",
+                            json.dumps(t)))
+                sec = md.split("## Same host")[1] if "## Same host" in md else ""
+                tap.append(("every one of the 12 peers of the 4 ranks on `loop`" in sec and
+                            "| 16 MiB |" in sec and "kcoll, buffers" in sec,
+                            "kcoll available: report.md has the same-host table", sec[:300]))
+                local_refusals(tmp, out, tap)
             else:
                 tap.append((all(v["status"] == "not measured" for k, v in st.items()
                                 if "reduction kernels" not in k and "kcoll/TCP" not in k),
@@ -170,6 +252,8 @@ def main():
                             json.dumps(rep["targets"], indent=1)))
                 tap.append(("kcoll: not available (error: kcoll_allreduce" in md,
                             "kcoll failed: report.md says 'kcoll: not available (error ...)'", ""))
+                tap.append(("local-kcoll: not available (error: kcoll_allreduce" in md,
+                            "kcoll failed: the same-host section says so", ""))
             # kcoll over TCP: busbw(16M) of the rows above over Gloo's and iperf3's.
             size = 16 << 20
             ktcp = size / (400.0 + size / 90.0) / 1e3 * 2.0 * 3 / 4
