@@ -3,12 +3,15 @@
  * Locality at COMM_CREATE: ranks that say they share a host are grouped, and the groups
  * reach the algorithm choice.  Four ranks in one VM on the loopback transport (this process
  * and three forked children): all on one host (local_size 4 in sysfs), then as two hosts of
- * two ranks (AUTO all-reduce picks the hierarchical schedule, results checked).  One-rank
+ * two ranks: AUTO all-reduce picks what core's kcoll_sched_select() picks with that
+ * local_size (the derived table), and under the threshold rules (small_bytes set) the
+ * hierarchical schedule; results checked.  One-rank
  * communicators check the argument's rules: contradictory tables, sizes, tails.  Run by the
  * node suite (no RDMA device needed).
  */
 #include "kselftest_harness.h"
 #include "kcoll_test_comm.h"
+#include "../../core/kcoll_sched.h"
 
 #define LOC_N		4
 #define LOC_COUNT	1000
@@ -101,6 +104,16 @@ static int loc_rank(uint64_t id, unsigned int rank, const struct kcoll_rank_loca
 	return ret;
 }
 
+/* What the module's AUTO picks for loc_rank()'s all-reduce: core's own selection. */
+static unsigned int loc_auto(uint32_t local_size)
+{
+	struct kcoll_sched_tuning t;
+
+	kcoll_sched_tuning_default(&t);
+	t.local_size = local_size;
+	return kcoll_sched_select(KCOLL_ALLREDUCE, LOC_N, LOC_COUNT * sizeof(int32_t), &t);
+}
+
 /* Ranks 1..3 forked, rank 0 here; the steps they failed at, or 0. */
 static int loc_run(const char *name, const struct kcoll_rank_locality *loc, long local_size,
 		   long hosts, unsigned int want_algo, int fails[LOC_N])
@@ -133,8 +146,9 @@ TEST(one_host)
 	for (r = 0; r < LOC_N; r++)
 		loc[r] = (struct kcoll_rank_locality){ .host = 0xabcdef, .nic = 0x1234,
 						       .numa_node = -1 };
-	/* One host: no second level to climb, the flat choice (recursive doubling). */
-	EXPECT_EQ(0, loc_run("loc_one_host", loc, LOC_N, 1, KCOLL_ALG_RECDBL, fails))
+	/* One host: no second level to climb, the flat choice. */
+	EXPECT_NE(KCOLL_ALG_HIER, loc_auto(LOC_N));
+	EXPECT_EQ(0, loc_run("loc_one_host", loc, LOC_N, 1, loc_auto(LOC_N), fails))
 		TH_LOG("steps failed: %d %d %d %d", fails[0], fails[1], fails[2], fails[3]);
 	EXPECT_EQ(0, kt_count_comms());
 }
@@ -147,8 +161,14 @@ TEST(two_hosts_hier)
 	for (r = 0; r < LOC_N; r++)
 		loc[r] = (struct kcoll_rank_locality){ .host = 100 + r / 2, .numa_node = r % 2,
 						       .leaf = 7 };
-	EXPECT_EQ(0, loc_run("loc_two_hosts", loc, 2, 2, KCOLL_ALG_HIER, fails))
+	EXPECT_EQ(0, loc_run("loc_two_hosts", loc, 2, 2, loc_auto(2), fails))
 		TH_LOG("steps failed: %d %d %d %d", fails[0], fails[1], fails[2], fails[3]);
+	EXPECT_EQ(0, kt_count_comms());
+	/* The threshold rules (an admin's small_bytes): hierarchical up to small_bytes. */
+	ASSERT_EQ(0, kt_sh("tools/kcollctl/kcollctl config set small_bytes 2097152"));
+	EXPECT_EQ(0, loc_run("loc_two_hosts_rules", loc, 2, 2, KCOLL_ALG_HIER, fails))
+		TH_LOG("steps failed: %d %d %d %d", fails[0], fails[1], fails[2], fails[3]);
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl config set small_bytes 0"));
 	EXPECT_EQ(0, kt_count_comms());
 }
 

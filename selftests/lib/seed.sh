@@ -43,14 +43,15 @@ seed_trace_algos() {
 # print 10, and the kernel must run the all-reduce with algorithm WANT (a name) on both:
 # libkcoll tells it which ranks share a host (locality), and its AUTO selection decides.
 seed_local_tap() {
-	_want=$(seed_algo_num "$3")
+	# not _want: seed_tap sets that (shell functions share their variables)
+	_lwant=$(seed_algo_num "$3")
 	seed_trace_on
 	_r=$((2 * $1))
 	seed_tap $_r 4 "$2" >"$RIG_DIR/seed_local0.tap" &
 	seed_tap $((_r + 1)) 4 "$2" >"$RIG_DIR/seed_local1.tap"
 	wait
 	_algos=$(seed_trace_algos)
-	_n=$(echo "$_algos" | grep -cx "$_want")
+	_n=$(echo "$_algos" | grep -cx "$_lwant")
 	echo "TAP version 13"
 	echo "1..2"
 	if grep -q "^ok" "$RIG_DIR/seed_local0.tap" && grep -q "^ok" "$RIG_DIR/seed_local1.tap"
@@ -60,11 +61,11 @@ seed_local_tap() {
 		grep -h "^#" "$RIG_DIR"/seed_local*.tap
 		echo "not ok 1 allreduce_seed, 2 VMs x 2 ranks, prints 10"
 	fi
-	if [ -n "$_want" ] && [ "$_n" -eq 2 ]; then
-		echo "ok 2 both local ranks ran the all-reduce with $3 (algo $_want)"
+	if [ -n "$_lwant" ] && [ "$_n" -eq 2 ]; then
+		echo "ok 2 both local ranks ran the all-reduce with $3 (algo $_lwant)"
 	else
 		echo "$_algos" | sed 's/^/# algo=/'
-		echo "not ok 2 both local ranks ran the all-reduce with $3 (algo $_want): $_n of 2"
+		echo "not ok 2 both local ranks ran the all-reduce with $3 (algo $_lwant): $_n of 2"
 	fi
 }
 
