@@ -234,14 +234,18 @@ def pick(rows, coll, place="out", mode="blocking", mem="user", dtype="fp32", op=
     return [out[k] for k in sorted(out)]
 
 
+def read_json(path):
+    """PATH's JSON object, or {} when it is missing or not JSON (a run cut short)."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
 def load_cluster(d):
     res = os.path.join(d, "results")
-    meta = {}
-    try:
-        with open(os.path.join(res, "meta.json")) as f:
-            meta = json.load(f)
-    except (OSError, ValueError):
-        pass
+    meta = read_json(os.path.join(res, "meta.json"))
     nodes = meta.get("nodes") or int(re.findall(r"n(\d+)$", d.rstrip("/"))[0])
     cl = {"nodes": nodes, "dir": d, "meta": meta, "link": load_link(res),
           "tcp_link": load_iperf(res), "systems": {}}
@@ -786,12 +790,7 @@ def main():
     cdirs = sorted((d for d in glob.glob(os.path.join(outdir, "n*")) if
                     os.path.isdir(d) and re.search(r"/n\d+$", d)),
                    key=lambda d: int(re.findall(r"n(\d+)$", d)[0]))
-    host = {}
-    try:
-        with open(os.path.join(outdir, "host.json")) as f:
-            host = json.load(f)
-    except (OSError, ValueError):
-        pass
+    host = read_json(os.path.join(outdir, "host.json"))
     kernels, kerr = None, None
     try:
         with open(os.path.join(outdir, "reduce_bench.json")) as f:

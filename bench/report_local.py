@@ -62,12 +62,7 @@ def load_local(outdir):
     if not os.path.isdir(d):
         return None
     res = os.path.join(d, "results")
-    meta = {}
-    try:
-        with open(os.path.join(res, "meta.json")) as f:
-            meta = json.load(f)
-    except (OSError, ValueError):
-        pass
+    meta = R.read_json(os.path.join(res, "meta.json"))
     n = meta.get("ranks") or 4
     loc = {"dir": d, "meta": meta, "nranks": n,
            "vm_ok": os.path.exists(os.path.join(d, "node0", "job.rc")),
