@@ -157,8 +157,10 @@ if [ "$N" -le 1 ] && [ "$NN" -ge 2 ]; then
 			timeout 300 iperf3 -s -1 -p 18690 >"$R/iperf3/$run-server.txt" 2>&1
 		else
 			k=0
+			# With -J, a refused connection may still exit 0: the JSON's "error" says so.
 			until timeout 300 iperf3 -c "$(rig_ip 0)" -p 18690 -t "$IPERF_SECS" -J $bidir \
-				>"$R/iperf3/$run.json" 2>&1; do
+				>"$R/iperf3/$run.json" 2>&1 &&
+				! grep -q '"error"' "$R/iperf3/$run.json"; do
 				k=$((k + 1))
 				[ $k -ge 30 ] && { log "iperf3 $run failed"; break; }
 				sleep 1
