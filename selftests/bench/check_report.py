@@ -73,6 +73,15 @@ def check_rows(name, n, rows):
     return bad
 
 
+def test_rows(tag, name, n, rows):
+    """A system's rows: consistent figures, and no wrong result."""
+    bad = check_rows(name, n, rows)
+    test(not bad, tag + "%s rows are consistent (algbw, busbw, nranks)" % name,
+         "\n".join(bad[:5]))
+    wrong = sum(int(r.get("wrong", 0)) for r in rows)
+    test(wrong == 0, tag + "%s #wrong is 0" % name, "#wrong = %d" % wrong)
+
+
 def check_local(rep, md, allow_missing):
     """The same-host run (bench/report_local.py): present when the run asked for it."""
     loc = rep.get("local")
@@ -94,11 +103,7 @@ def check_local(rep, md, allow_missing):
             continue
         test(bool(s.get("available")) and bool(rows) and not s.get("error"),
              tag + "%s produced result rows and no error" % name, "error: %s" % s.get("error"))
-        bad = check_rows(name, n, rows)
-        test(not bad, tag + "%s rows are consistent (algbw, busbw, nranks)" % name,
-             "\n".join(bad[:5]))
-        wrong = sum(int(r.get("wrong", 0)) for r in rows)
-        test(wrong == 0, tag + "%s #wrong is 0" % name, "#wrong = %d" % wrong)
+        test_rows(tag, name, n, rows)
         if name == "local-kcoll" and rows:
             mems = {r.get("mem") for r in rows}
             test(mems == {"user", "kbuf"}, tag + "kcoll ran on plain memory and on kcoll buffers",
@@ -163,11 +168,7 @@ def main():
                     continue
                 test(bool(s.get("available")) and bool(rows),
                      tag + "%s produced result rows" % name, "error: %s" % s.get("error"))
-                bad = check_rows(name, n, rows)
-                test(not bad, tag + "%s rows are consistent (algbw, busbw, nranks)" % name,
-                     "\n".join(bad[:5]))
-                wrong = sum(int(r.get("wrong", 0)) for r in rows)
-                test(wrong == 0, tag + "%s #wrong is 0" % name, "#wrong = %d" % wrong)
+                test_rows(tag, name, n, rows)
         check_local(rep, md, allow_missing)
         targets = rep.get("targets") or []
         test(len(targets) >= (4 if clusters else 2), "the targets are computed",
