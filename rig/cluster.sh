@@ -136,11 +136,15 @@ boot_watch() {
 		wait "${pids[$i]}" 2>/dev/null || true
 		mv "$rundir/node$i/console.log" "$rundir/node$i/console.log.stalled-${restarts[$i]}"
 		start_vm "$i"
+		# The restarted VM gets the whole timeout from now: the stalled boot is the
+		# emulator's time, not the job's (a job sized to its timeout failed otherwise).
+		[ $((SECONDS + timeout)) -le "${deadline:-0}" ] || deadline=$((SECONDS + timeout))
 	done
 }
 
-# Wait for every VM to power off, or kill the rest at the deadline.  boot_watch runs
-# first each time, so a VM that died in early boot is restarted before "all gone" counts.
+# Wait for every VM to power off, or kill the rest at the deadline (moved on by a restart,
+# boot_watch).  boot_watch runs first each time, so a VM that died in early boot is
+# restarted before "all gone" counts.
 deadline=$((SECONDS + timeout))
 status=0
 while :; do
