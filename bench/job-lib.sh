@@ -1,5 +1,7 @@
+# shellcheck shell=sh
 # SPDX-License-Identifier: GPL-2.0-only
-# Sourced by the 2-VM looks (bench/quick-job.sh, bench/profile-job.sh), not by `make bench`.
+# Sourced by the looks at one run (bench/quick-job.sh, bench/profile-job.sh,
+# bench/profile-local.sh), not by `make bench`.
 . rig/guest/lib.sh
 
 # Soft-RoCE and kcoll up, both nodes reachable; sets N (this node) and gid (the index of the
@@ -32,4 +34,29 @@ pt() {
 			k=$((k + 1)); [ $k -ge 20 ] && break; sleep 1
 		done
 	fi
+}
+
+# trace_start [EVENT...]: tracefs emptied and on, recording the kcoll:* events, kcoll-perf's
+# ioctl system calls and each EVENT given (e.g. sched/sched_switch).
+trace_start() {
+	T=/sys/kernel/tracing
+	[ -d $T/events ] || mount -t tracefs nodev $T
+	echo 0 >"$T/tracing_on"
+	echo >$T/trace
+	echo 16384 >$T/buffer_size_kb
+	echo 1 >$T/events/kcoll/enable
+	for e in "$@"; do
+		echo 1 >"$T/events/$e/enable"
+	done
+	for e in sys_enter_ioctl sys_exit_ioctl; do
+		echo 'comm == "kcoll-perf"' >$T/events/syscalls/$e/filter
+		echo 1 >$T/events/syscalls/$e/enable
+	done
+	echo 1 >$T/tracing_on
+}
+
+# trace_stop FILE: tracing off, the trace saved in FILE.
+trace_stop() {
+	echo 0 >"$T/tracing_on"
+	cat "$T/trace" >"$1"
 }

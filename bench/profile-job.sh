@@ -12,19 +12,8 @@
 bench_job_up
 pt lat ib_write_lat -d rxe0 -x "$gid" -F -s 8 -n 1000 -p 18702
 rig_barrier lat 300
-T=/sys/kernel/tracing
-[ -d $T/events ] || mount -t tracefs nodev $T
-echo 0 >$T/tracing_on
-echo >$T/trace
-echo 8192 >$T/buffer_size_kb
-echo 1 >$T/events/kcoll/enable
-echo 'comm == "kcoll-perf"' >$T/events/syscalls/sys_enter_ioctl/filter
-echo 'comm == "kcoll-perf"' >$T/events/syscalls/sys_exit_ioctl/filter
-echo 1 >$T/events/syscalls/sys_enter_ioctl/enable
-echo 1 >$T/events/syscalls/sys_exit_ioctl/enable
-echo 1 >$T/tracing_on
+trace_start
 export KCOLL_RANK=$N KCOLL_NRANKS=$RIG_NNODES KCOLL_BOOTSTRAP_ADDR=$(rig_ip 0)
 tools/kcoll-perf/kcoll-perf -C allreduce -b 8 -e 8 -w 10 -n 300 -p in -q >"$RIG_DIR/kperf.txt" 2>&1
-echo 0 >$T/tracing_on
-cat $T/trace >"$RIG_DIR/trace.txt"
+trace_stop "$RIG_DIR/trace.txt"
 rig_barrier done 600

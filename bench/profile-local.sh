@@ -10,7 +10,7 @@
 #   python3 bench/trace_local.py build/profile-local/node0/trace.txt
 # Per node directory: two-r*.txt, ranks-r*.txt, kbuf-r*.txt, traced-r*.txt (kcoll-perf's
 # tables) and trace.txt.  PROFILE_RANKS (default 4), PROFILE_ITERS (default 200).
-. rig/guest/lib.sh
+. bench/job-lib.sh
 modprobe kcoll || exit 1
 NR=${PROFILE_RANKS:-4}
 ITERS=${PROFILE_ITERS:-200}
@@ -34,21 +34,7 @@ run 2 two
 run "$NR" ranks
 run "$NR" kbuf -m kbuf
 
-T=/sys/kernel/tracing
-[ -d $T/events ] || mount -t tracefs nodev $T
-echo 0 >$T/tracing_on
-echo >$T/trace
-echo 16384 >$T/buffer_size_kb
-echo 1 >$T/events/kcoll/enable
-for e in sched/sched_switch sched/sched_wakeup workqueue/workqueue_queue_work \
-	workqueue/workqueue_execute_start; do
-	echo 1 >$T/events/$e/enable
-done
-for e in sys_enter_ioctl sys_exit_ioctl; do
-	echo 'comm == "kcoll-perf"' >$T/events/syscalls/$e/filter
-	echo 1 >$T/events/syscalls/$e/enable
-done
-echo 1 >$T/tracing_on
+trace_start sched/sched_switch sched/sched_wakeup workqueue/workqueue_queue_work \
+	workqueue/workqueue_execute_start
 run "$NR" traced
-echo 0 >$T/tracing_on
-cat $T/trace >"$RIG_DIR/trace.txt"
+trace_stop "$RIG_DIR/trace.txt"
