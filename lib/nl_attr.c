@@ -56,7 +56,8 @@ void kcoll_nl_put_fields(struct nlmsghdr *nlh, const struct kcoll_nl_obj *o, con
 
 	for (t = 0; t < o->n; t++) {
 		f = &o->attrs[t];
-		if (!(f->bit & mask) || f->kind >= sizeof(kcoll_nl_width) || !kcoll_nl_width[f->kind])
+		if (!(f->bit & mask) || f->kind >= sizeof(kcoll_nl_width) ||
+		    !kcoll_nl_width[f->kind])
 			continue;
 		kcoll_nl_conv(&buf, kcoll_nl_width[f->kind], (const char *)obj + f->off, f->size);
 		mnl_attr_put(nlh, t, kcoll_nl_width[f->kind], &buf);

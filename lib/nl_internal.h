@@ -45,7 +45,7 @@ enum kcoll_nl_kind {
 	KCOLL_NL_BIN,		/* copied when exactly as long as the field */
 	KCOLL_NL_FLAG,		/* present: the field is 1 */
 	KCOLL_NL_NEST,		/* the struct embedded at @off, table @sub */
-	KCOLL_NL_ARRAY,		/* one more element (table @sub) of the array at @off, @count */
+	KCOLL_NL_ARRAY,		/* one more element (table @sub) of the array @off, @count */
 	KCOLL_NL_CALL,		/* @call decodes it */
 };
 
@@ -55,7 +55,7 @@ struct kcoll_nl_attr {
 	uint8_t kind;		/* enum kcoll_nl_kind */
 	uint16_t off, size;	/* the field: offsetof(), sizeof() */
 	int64_t dflt;		/* integers: the value when absent (set by kcoll_nl_init()) */
-	uint16_t seen;		/* with @bit: the uint32_t (or int) that gets @bit when present */
+	uint16_t seen;		/* with @bit: the uint32_t (or int) given @bit when present */
 	uint32_t bit;
 	uint16_t count;		/* KCOLL_NL_ARRAY: offsetof() its size_t element count */
 	const struct kcoll_nl_obj *sub;
