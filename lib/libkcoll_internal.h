@@ -25,6 +25,8 @@
 
 int kcoll_opts_validate(const void *opts, size_t known_sz, size_t min_sz);
 
+#define KCOLL_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 /*
  * 0 when @opts is NULL or acceptable, else -EINVAL/-E2BIG.  @last_field is the newest
  * field this library knows; everything past it in the caller's struct must be zero.
