@@ -520,11 +520,6 @@ int kcoll_dev_list(const struct kcoll_dev_list_opts *opts,
 				     (void **)devs, n);
 }
 
-void kcoll_dev_list_free(struct kcoll_dev_entry *devs)
-{
-	free(devs);
-}
-
 int kcoll_comm_list(const struct kcoll_comm_list_opts *opts,
 		    struct kcoll_comm_entry **comms, size_t *n)
 {
@@ -532,6 +527,11 @@ int kcoll_comm_list(const struct kcoll_comm_list_opts *opts,
 						KCOLL_COMM_LIST_OPTS_SZ_VER0),
 				     OPTS_GET(opts, sysfs_root, NULL), &kcoll_comm_family,
 				     (void **)comms, n);
+}
+
+void kcoll_dev_list_free(struct kcoll_dev_entry *devs)
+{
+	free(devs);
 }
 
 void kcoll_comm_list_free(struct kcoll_comm_entry *comms)
