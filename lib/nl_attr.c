@@ -176,7 +176,10 @@ void kcoll_nl_free(const struct kcoll_nl_obj *o, void *arr, size_t n)
 	free(arr);
 }
 
-/* The answers of one request: @o tells how to decode each into one more element of @arr. */
+/*
+ * The answers of one request: @o tells how to decode each into one more element of @arr.
+ * On the stack of kcoll_nl_list(), which hands @arr to its caller or frees it; one thread.
+ */
 struct kcoll_nl_answers {
 	const struct kcoll_nl_obj *o;
 	void *arr;

@@ -23,7 +23,7 @@
 
 /* ---- configuration ----------------------------------------------------------------------- */
 
-/* A KCOLL_A_CONFIG_ALGO nest: counts only with both its attributes. */
+/* A KCOLL_A_CONFIG_ALGO nest, on the decoder's stack: counts only with both attributes. */
 struct kcoll_nl_algo {
 	uint32_t coll, algo;
 	uint32_t seen;		/* 1: coll, 2: algo */

@@ -148,7 +148,7 @@ static int kcoll_attr_str(int dfd, const char *attr, char *buf, size_t len)
 
 /*
  * One attribute file, named as the entry's field: @parse checks its line and stores it in
- * the field; a @text field holds the line itself (@parse only checks it).
+ * the field; a @text field holds the line itself (@parse only checks it).  Const tables.
  */
 struct kcoll_sysfs_attr {
 	const char *name;
