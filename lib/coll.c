@@ -153,164 +153,49 @@ static uintptr_t kcoll_at(const void *p, size_t n, int dtype)
 	return (uintptr_t)p + n * kcoll_datatype_size(dtype);
 }
 
-int kcoll_broadcast(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		    int dtype, int root, const struct kcoll_coll_opts *opts)
+/*
+ * NCCL-style in place becomes KCOLL_COLL_IN_PLACE: the send buffer is element @at of the
+ * receive buffer (the kernel then reads recv alone) or, for the reduce-scatters, the receive
+ * buffer is element @at of the send buffer (the kernel then takes the whole send buffer and
+ * leaves the result in place).
+ */
+static void kcoll_call_in_place(struct kcoll_call *k, size_t at, int dtype)
 {
-	struct kcoll_call k;
-	int err;
+	bool rs = k->a.coll == KCOLL_REDUCE_SCATTER || k->a.coll == KCOLL_REDUCE_SCATTERV;
+	const void *inner = rs ? k->recv : k->send;
+	const void *outer = rs ? k->send : k->recv;
 
-	kcoll_call_init(&k, KCOLL_BROADCAST, sendbuf, recvbuf, count, dtype, 0, root);
-	err = kcoll_call_check(c, &k, opts);
-	if (err)
-		return err;
-	if (sendbuf == recvbuf) {
-		k.a.flags |= KCOLL_COLL_IN_PLACE;
-		k.send = NULL;
-	}
-	if (c->rank != root)
-		k.send = NULL;
-	return kcoll_call_run(c, &k, opts);
+	if ((uintptr_t)inner != kcoll_at(outer, at, dtype))
+		return;
+	k->a.flags |= KCOLL_COLL_IN_PLACE;
+	if (rs)
+		k->recv = (void *)k->send;
+	k->send = NULL;
 }
 
-int kcoll_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		  int dtype, int root, const struct kcoll_coll_opts *opts)
+/*
+ * Broadcast and scatter (the root sends), gather and reduce (the root receives): only the
+ * root's buffers may be in place, except a broadcast's, and the other side of the root's
+ * transfer is not the other ranks' to give.
+ */
+static int kcoll_rooted(struct kcoll_comm *c, int coll, const void *sendbuf, void *recvbuf,
+			size_t count, int dtype, int op, int root,
+			const struct kcoll_coll_opts *opts)
 {
+	bool root_sends = coll == KCOLL_BROADCAST || coll == KCOLL_SCATTER;
 	struct kcoll_call k;
 	int err;
 
-	kcoll_call_init(&k, KCOLL_SCATTER, sendbuf, recvbuf, count, dtype, 0, root);
+	kcoll_call_init(&k, coll, sendbuf, recvbuf, count, dtype, op, root);
 	err = kcoll_call_check(c, &k, opts);
 	if (err)
 		return err;
-	if (c->rank == root && sendbuf == recvbuf) {
-		k.a.flags |= KCOLL_COLL_IN_PLACE;
+	if (c->rank == root || coll == KCOLL_BROADCAST)
+		kcoll_call_in_place(&k, coll == KCOLL_GATHER ? (size_t)root * count : 0, dtype);
+	if (c->rank != root && root_sends)
 		k.send = NULL;
-	}
-	if (c->rank != root)
-		k.send = NULL;
-	return kcoll_call_run(c, &k, opts);
-}
-
-int kcoll_gather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		 int dtype, int root, const struct kcoll_coll_opts *opts)
-{
-	struct kcoll_call k;
-	int err;
-
-	kcoll_call_init(&k, KCOLL_GATHER, sendbuf, recvbuf, count, dtype, 0, root);
-	err = kcoll_call_check(c, &k, opts);
-	if (err)
-		return err;
-	if (c->rank == root && (uintptr_t)sendbuf == kcoll_at(recvbuf, (size_t)root * count,
-							       dtype)) {
-		k.a.flags |= KCOLL_COLL_IN_PLACE;
-		k.send = NULL;
-	}
-	if (c->rank != root)
+	else if (c->rank != root)
 		k.recv = NULL;
-	return kcoll_call_run(c, &k, opts);
-}
-
-int kcoll_reduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		 int dtype, int op, int root, const struct kcoll_coll_opts *opts)
-{
-	struct kcoll_call k;
-	int err;
-
-	kcoll_call_init(&k, KCOLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root);
-	err = kcoll_call_check(c, &k, opts);
-	if (err)
-		return err;
-	if (c->rank == root && sendbuf == recvbuf) {
-		k.a.flags |= KCOLL_COLL_IN_PLACE;
-		k.send = NULL;
-	}
-	if (c->rank != root)
-		k.recv = NULL;
-	return kcoll_call_run(c, &k, opts);
-}
-
-int kcoll_allreduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		    int dtype, int op, const struct kcoll_coll_opts *opts)
-{
-	struct kcoll_call k;
-	int err;
-
-	kcoll_call_init(&k, KCOLL_ALLREDUCE, sendbuf, recvbuf, count, dtype, op, 0);
-	err = kcoll_call_check(c, &k, opts);
-	if (err)
-		return err;
-	if (kcoll_group_active())
-		return kcoll_group_allreduce(c, sendbuf, recvbuf, count, dtype, op, opts);
-	if (sendbuf == recvbuf) {
-		k.a.flags |= KCOLL_COLL_IN_PLACE;
-		k.send = NULL;
-	}
-	return kcoll_call_run(c, &k, opts);
-}
-
-int kcoll_allgather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		    int dtype, const struct kcoll_coll_opts *opts)
-{
-	struct kcoll_call k;
-	int err;
-
-	kcoll_call_init(&k, KCOLL_ALLGATHER, sendbuf, recvbuf, count, dtype, 0, 0);
-	err = kcoll_call_check(c, &k, opts);
-	if (err)
-		return err;
-	if ((uintptr_t)sendbuf == kcoll_at(recvbuf, (size_t)c->rank * count, dtype)) {
-		k.a.flags |= KCOLL_COLL_IN_PLACE;
-		k.send = NULL;
-	}
-	return kcoll_call_run(c, &k, opts);
-}
-
-int kcoll_reduce_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
-			 size_t count, int dtype, int op, const struct kcoll_coll_opts *opts)
-{
-	struct kcoll_call k;
-	int err;
-
-	kcoll_call_init(&k, KCOLL_REDUCE_SCATTER, sendbuf, recvbuf, count, dtype, op, 0);
-	err = kcoll_call_check(c, &k, opts);
-	if (err)
-		return err;
-	if ((uintptr_t)recvbuf == kcoll_at(sendbuf, (size_t)c->rank * count, dtype)) {
-		/* The kernel's in-place layout: the whole send buffer, result in place. */
-		k.a.flags |= KCOLL_COLL_IN_PLACE;
-		k.recv = (void *)sendbuf;
-		k.send = NULL;
-	}
-	return kcoll_call_run(c, &k, opts);
-}
-
-int kcoll_alltoall(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
-		   int dtype, const struct kcoll_coll_opts *opts)
-{
-	struct kcoll_call k;
-	int err;
-
-	kcoll_call_init(&k, KCOLL_ALLTOALL, sendbuf, recvbuf, count, dtype, 0, 0);
-	err = kcoll_call_check(c, &k, opts);
-	if (err)
-		return err;
-	if (sendbuf == recvbuf) {
-		k.a.flags |= KCOLL_COLL_IN_PLACE;
-		k.send = NULL;
-	}
-	return kcoll_call_run(c, &k, opts);
-}
-
-int kcoll_barrier(struct kcoll_comm *c, const struct kcoll_coll_opts *opts)
-{
-	struct kcoll_call k;
-	int err;
-
-	kcoll_call_init(&k, KCOLL_BARRIER, NULL, NULL, 0, KCOLL_UINT8, 0, 0);
-	err = kcoll_call_check(c, &k, opts);
-	if (err)
-		return err;
 	return kcoll_call_run(c, &k, opts);
 }
 
@@ -337,25 +222,106 @@ static int kcoll_call_arrays(struct kcoll_comm *c, struct kcoll_call *k,
 	return 0;
 }
 
+/*
+ * The collectives without a root; the v-collectives bring @narr count and displacement
+ * arrays @arr (receive counts, receive displacements, then the send ones).
+ */
+static int kcoll_unrooted(struct kcoll_comm *c, int coll, const void *sendbuf, void *recvbuf,
+			  size_t count, const size_t *const *arr, int narr, int dtype, int op,
+			  const struct kcoll_coll_opts *opts)
+{
+	struct kcoll_call k;
+	size_t at = 0;
+	int err;
+
+	kcoll_call_init(&k, coll, sendbuf, recvbuf, count, dtype, op, 0);
+	err = kcoll_call_check(c, &k, opts);
+	if (!err && narr)
+		err = kcoll_call_arrays(c, &k, arr, narr);
+	if (err)
+		return err;
+	if (coll == KCOLL_ALLREDUCE && kcoll_group_active())
+		return kcoll_group_allreduce(c, sendbuf, recvbuf, count, dtype, op, opts);
+	/* This rank's block: where an in-place caller left its own data. */
+	if (coll == KCOLL_ALLGATHER || coll == KCOLL_REDUCE_SCATTER)
+		at = (size_t)c->rank * count;
+	else if (coll == KCOLL_ALLGATHERV || coll == KCOLL_REDUCE_SCATTERV)
+		at = arr[1][c->rank];
+	kcoll_call_in_place(&k, at, dtype);
+	return kcoll_call_run(c, &k, opts);
+}
+
+int kcoll_broadcast(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		    int dtype, int root, const struct kcoll_coll_opts *opts)
+{
+	return kcoll_rooted(c, KCOLL_BROADCAST, sendbuf, recvbuf, count, dtype, 0, root, opts);
+}
+
+int kcoll_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		  int dtype, int root, const struct kcoll_coll_opts *opts)
+{
+	return kcoll_rooted(c, KCOLL_SCATTER, sendbuf, recvbuf, count, dtype, 0, root, opts);
+}
+
+int kcoll_gather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		 int dtype, int root, const struct kcoll_coll_opts *opts)
+{
+	return kcoll_rooted(c, KCOLL_GATHER, sendbuf, recvbuf, count, dtype, 0, root, opts);
+}
+
+int kcoll_reduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		 int dtype, int op, int root, const struct kcoll_coll_opts *opts)
+{
+	return kcoll_rooted(c, KCOLL_REDUCE, sendbuf, recvbuf, count, dtype, op, root, opts);
+}
+
+int kcoll_allreduce(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		    int dtype, int op, const struct kcoll_coll_opts *opts)
+{
+	return kcoll_unrooted(c, KCOLL_ALLREDUCE, sendbuf, recvbuf, count, NULL, 0, dtype, op,
+			      opts);
+}
+
+int kcoll_allgather(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		    int dtype, const struct kcoll_coll_opts *opts)
+{
+	return kcoll_unrooted(c, KCOLL_ALLGATHER, sendbuf, recvbuf, count, NULL, 0, dtype, 0,
+			      opts);
+}
+
+int kcoll_reduce_scatter(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
+			 size_t count, int dtype, int op, const struct kcoll_coll_opts *opts)
+{
+	return kcoll_unrooted(c, KCOLL_REDUCE_SCATTER, sendbuf, recvbuf, count, NULL, 0, dtype,
+			      op, opts);
+}
+
+int kcoll_alltoall(struct kcoll_comm *c, const void *sendbuf, void *recvbuf, size_t count,
+		   int dtype, const struct kcoll_coll_opts *opts)
+{
+	return kcoll_unrooted(c, KCOLL_ALLTOALL, sendbuf, recvbuf, count, NULL, 0, dtype, 0,
+			      opts);
+}
+
+int kcoll_barrier(struct kcoll_comm *c, const struct kcoll_coll_opts *opts)
+{
+	struct kcoll_call k;
+	int err;
+
+	kcoll_call_init(&k, KCOLL_BARRIER, NULL, NULL, 0, KCOLL_UINT8, 0, 0);
+	err = kcoll_call_check(c, &k, opts);
+	if (err)
+		return err;
+	return kcoll_call_run(c, &k, opts);
+}
+
 int kcoll_allgatherv(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
 		     const size_t *counts, const size_t *displs, int dtype,
 		     const struct kcoll_coll_opts *opts)
 {
 	const size_t *arr[2] = { counts, displs };
-	struct kcoll_call k;
-	int err;
 
-	kcoll_call_init(&k, KCOLL_ALLGATHERV, sendbuf, recvbuf, 0, dtype, 0, 0);
-	err = kcoll_call_check(c, &k, opts);
-	if (!err)
-		err = kcoll_call_arrays(c, &k, arr, 2);
-	if (err)
-		return err;
-	if ((uintptr_t)sendbuf == kcoll_at(recvbuf, displs[c->rank], dtype)) {
-		k.a.flags |= KCOLL_COLL_IN_PLACE;
-		k.send = NULL;
-	}
-	return kcoll_call_run(c, &k, opts);
+	return kcoll_unrooted(c, KCOLL_ALLGATHERV, sendbuf, recvbuf, 0, arr, 2, dtype, 0, opts);
 }
 
 int kcoll_reduce_scatterv(struct kcoll_comm *c, const void *sendbuf, void *recvbuf,
@@ -363,21 +329,9 @@ int kcoll_reduce_scatterv(struct kcoll_comm *c, const void *sendbuf, void *recvb
 			  const struct kcoll_coll_opts *opts)
 {
 	const size_t *arr[2] = { counts, displs };
-	struct kcoll_call k;
-	int err;
 
-	kcoll_call_init(&k, KCOLL_REDUCE_SCATTERV, sendbuf, recvbuf, 0, dtype, op, 0);
-	err = kcoll_call_check(c, &k, opts);
-	if (!err)
-		err = kcoll_call_arrays(c, &k, arr, 2);
-	if (err)
-		return err;
-	if ((uintptr_t)recvbuf == kcoll_at(sendbuf, displs[c->rank], dtype)) {
-		k.a.flags |= KCOLL_COLL_IN_PLACE;
-		k.recv = (void *)sendbuf;
-		k.send = NULL;
-	}
-	return kcoll_call_run(c, &k, opts);
+	return kcoll_unrooted(c, KCOLL_REDUCE_SCATTERV, sendbuf, recvbuf, 0, arr, 2, dtype, op,
+			      opts);
 }
 
 int kcoll_alltoallv(struct kcoll_comm *c, const void *sendbuf, const size_t *send_counts,
@@ -385,18 +339,6 @@ int kcoll_alltoallv(struct kcoll_comm *c, const void *sendbuf, const size_t *sen
 		    const size_t *recv_displs, int dtype, const struct kcoll_coll_opts *opts)
 {
 	const size_t *arr[4] = { recv_counts, recv_displs, send_counts, send_displs };
-	struct kcoll_call k;
-	int err;
 
-	kcoll_call_init(&k, KCOLL_ALLTOALLV, sendbuf, recvbuf, 0, dtype, 0, 0);
-	err = kcoll_call_check(c, &k, opts);
-	if (!err)
-		err = kcoll_call_arrays(c, &k, arr, 4);
-	if (err)
-		return err;
-	if (sendbuf == recvbuf) {
-		k.a.flags |= KCOLL_COLL_IN_PLACE;
-		k.send = NULL;
-	}
-	return kcoll_call_run(c, &k, opts);
+	return kcoll_unrooted(c, KCOLL_ALLTOALLV, sendbuf, recvbuf, 0, arr, 4, dtype, 0, opts);
 }

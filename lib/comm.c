@@ -204,21 +204,33 @@ int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id, const unsigned c
 	return 0;
 }
 
+int kcoll_comm_new_check(struct kcoll_comm **out, const void *src, const char *fn,
+			 const char *out_msg, const char *src_msg)
+{
+	int err;
+
+	kcoll_clear_error();
+	if (!out)
+		return kcoll_fail(-EINVAL, "%s", out_msg);
+	*out = NULL;
+	err = kcoll_group_refuse(fn);
+	if (err)
+		return err;
+	if (!src)
+		return kcoll_fail(-EINVAL, "%s", src_msg);
+	return 0;
+}
+
 /* Checks that need neither the network nor the kernel. */
 static int kcoll_comm_init_check(struct kcoll_handle *h, const struct kcoll_comm_opts *opts,
 				 struct kcoll_comm **out, uint32_t *timeout_ms, uint32_t *flags)
 {
 	int err;
 
-	kcoll_clear_error();
-	if (!out)
-		return kcoll_fail(-EINVAL, "out is NULL");
-	*out = NULL;
-	err = kcoll_group_refuse("kcoll_comm_init_rank/kcoll_comm_init_env");
+	err = kcoll_comm_new_check(out, h, "kcoll_comm_init_rank/kcoll_comm_init_env",
+				   "out is NULL", "the kcoll handle is NULL");
 	if (err)
 		return err;
-	if (!h)
-		return kcoll_fail(-EINVAL, "the kcoll handle is NULL");
 	err = OPTS_VALID(opts, kcoll_comm_opts, transport, KCOLL_COMM_OPTS_SZ_VER0);
 	if (err)
 		return kcoll_fail(err, "bad kcoll_comm_opts");

@@ -38,8 +38,6 @@ static const char *const kcoll_ioctl_names[] = {
 	[KCOLL_IOC_NR_WAIT] = "wait",
 };
 
-#define KCOLL_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
 /* The table order must follow the uAPI bit values, or tools would print wrong names. */
 _Static_assert(KCOLL_FEAT_RDMA_DEVICES == 1ULL << 0, "feature table out of date");
 _Static_assert(KCOLL_FEAT_SYSFS == 1ULL << 1, "feature table out of date");

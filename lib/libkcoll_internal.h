@@ -25,6 +25,8 @@
 
 int kcoll_opts_validate(const void *opts, size_t known_sz, size_t min_sz);
 
+#define KCOLL_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 /*
  * 0 when @opts is NULL or acceptable, else -EINVAL/-E2BIG.  @last_field is the newest
  * field this library knows; everything past it in the caller's struct must be zero.
@@ -237,6 +239,13 @@ KCOLL_HIDDEN int kcoll_comm_create(struct kcoll_handle *h, uint64_t comm_id,
 				   const struct kcoll_sockaddr *table,
 				   const struct kcoll_rank_locality *loc, uint32_t timeout_ms,
 				   uint32_t flags, struct kcoll_comm **out);
+/*
+ * The first checks of a call that makes a communicator (lib/comm.c): *@out becomes NULL, the
+ * call @fn is refused in a group, and @src, what it is made from, must be given; @out_msg and
+ * @src_msg are the errors when @out or @src is NULL.
+ */
+KCOLL_HIDDEN int kcoll_comm_new_check(struct kcoll_comm **out, const void *src, const char *fn,
+				      const char *out_msg, const char *src_msg);
 /* The connect timeout: @ms, else $KCOLL_CONNECT_TIMEOUT_MS, else 0 (lib/comm.c). */
 KCOLL_HIDDEN int kcoll_connect_timeout_ms(unsigned long ms, uint32_t *out);
 /*

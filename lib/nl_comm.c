@@ -23,235 +23,100 @@
 
 /* ---- communicators ----------------------------------------------------------------------- */
 
-struct kcoll_nl_comms {
-	struct kcoll_nl_comm *comms;
-	size_t n;
+#define PEER(kind, m, ...)	KCOLL_NL_F(kind, struct kcoll_nl_peer, m, __VA_ARGS__)
+#define OP(kind, m, ...)	KCOLL_NL_F(kind, struct kcoll_nl_op, m, __VA_ARGS__)
+#define COMM(kind, m, ...)	KCOLL_NL_F(kind, struct kcoll_nl_comm, m, __VA_ARGS__)
+
+static const struct kcoll_nl_attr kcoll_nl_peer_attrs[] = {
+	[KCOLL_A_PEER_RANK]		= PEER(U32, rank),
+	[KCOLL_A_PEER_STATE]		= PEER(U8, state),
+	[KCOLL_A_PEER_READY]		= PEER(U8, ready),
+	[KCOLL_A_PEER_LEFT]		= PEER(U8, left),
+	[KCOLL_A_PEER_LAST_ERR]		= PEER(U32, last_err),
+	[KCOLL_A_PEER_PENDING_SENDS]	= PEER(U32, pending_sends),
+	[KCOLL_A_PEER_PENDING_RECVS]	= PEER(U32, pending_recvs),
+	[KCOLL_A_PEER_IDLE_MS]		= PEER(U32, idle_ms),
+	[KCOLL_A_PEER_SGID_INDEX]	= PEER(U32, sgid_index, .dflt = -1),
+	[KCOLL_A_PEER_GID_TYPE]		= PEER(U8, gid_type, .dflt = -1),
+	[KCOLL_A_PEER_HOST]		= PEER(U32, host, .dflt = UINT32_MAX),
+	[KCOLL_A_PEER_NIC]		= PEER(U32, nic, .dflt = UINT32_MAX),
+	[KCOLL_A_PEER_LEAF]		= PEER(U32, leaf, .dflt = UINT32_MAX),
+	[KCOLL_A_PEER_TRANSPORT]	= PEER(STR, transport),
 };
 
-static int kcoll_nl_parse_peer(const struct nlattr *nest, struct kcoll_nl_comm *c)
-{
-	struct kcoll_nl_peer *p = kcoll_nl_grow((void **)&c->peers, &c->npeers, sizeof(*p));
-	const struct nlattr *a;
+static const struct kcoll_nl_obj kcoll_nl_peer_obj =
+	KCOLL_NL_OBJ(struct kcoll_nl_peer, kcoll_nl_peer_attrs);
 
-	if (!p)
-		return -ENOMEM;
-	p->sgid_index = -1;
-	p->gid_type = -1;
-	p->host = p->nic = p->leaf = UINT32_MAX;
-	mnl_attr_for_each_nested(a, nest) {
-		switch (mnl_attr_get_type(a)) {
-		case KCOLL_A_PEER_RANK:
-			p->rank = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_PEER_STATE:
-			p->state = mnl_attr_get_u8(a);
-			break;
-		case KCOLL_A_PEER_READY:
-			p->ready = mnl_attr_get_u8(a);
-			break;
-		case KCOLL_A_PEER_LEFT:
-			p->left = mnl_attr_get_u8(a);
-			break;
-		case KCOLL_A_PEER_LAST_ERR:
-			p->last_err = (int32_t)mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_PEER_PENDING_SENDS:
-			p->pending_sends = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_PEER_PENDING_RECVS:
-			p->pending_recvs = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_PEER_IDLE_MS:
-			p->idle_ms = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_PEER_SGID_INDEX:
-			p->sgid_index = (int32_t)mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_PEER_GID_TYPE:
-			p->gid_type = mnl_attr_get_u8(a);
-			break;
-		case KCOLL_A_PEER_HOST:
-			p->host = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_PEER_NIC:
-			p->nic = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_PEER_LEAF:
-			p->leaf = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_PEER_TRANSPORT:
-			snprintf(p->transport, sizeof(p->transport), "%s", mnl_attr_get_str(a));
-			break;
-		}
-	}
-	return 0;
-}
+static const struct kcoll_nl_attr kcoll_nl_op_attrs[] = {
+	[KCOLL_A_OP_TYPE]	= OP(U8, type),
+	[KCOLL_A_OP_ID]		= OP(U64, id),
+	[KCOLL_A_OP_COLL]	= OP(U32, coll),
+	[KCOLL_A_OP_BYTES]	= OP(U64, bytes),
+	[KCOLL_A_OP_STEP]	= OP(U32, step),
+	[KCOLL_A_OP_NSTEPS]	= OP(U32, nsteps),
+	[KCOLL_A_OP_WAIT_PEER]	= OP(U32, wait_peer, .dflt = UINT32_MAX),
+};
 
-static void kcoll_nl_parse_op(const struct nlattr *nest, struct kcoll_nl_op *op)
-{
-	const struct nlattr *a;
+static const struct kcoll_nl_obj kcoll_nl_op_obj =
+	KCOLL_NL_OBJ(struct kcoll_nl_op, kcoll_nl_op_attrs);
 
-	mnl_attr_for_each_nested(a, nest) {
-		switch (mnl_attr_get_type(a)) {
-		case KCOLL_A_OP_TYPE:
-			op->type = mnl_attr_get_u8(a);
-			break;
-		case KCOLL_A_OP_ID:
-			op->id = mnl_attr_get_u64(a);
-			break;
-		case KCOLL_A_OP_COLL:
-			op->coll = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_OP_BYTES:
-			op->bytes = mnl_attr_get_u64(a);
-			break;
-		case KCOLL_A_OP_STEP:
-			op->step = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_OP_NSTEPS:
-			op->nsteps = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_OP_WAIT_PEER:
-			op->wait_peer = mnl_attr_get_u32(a);
-			break;
-		}
-	}
-}
+static const struct kcoll_nl_attr kcoll_nl_comm_attrs[] = {
+	[KCOLL_A_COMM_ID]		= COMM(U64, comm_id),
+	[KCOLL_A_COMM_RANK]		= COMM(U32, rank),
+	[KCOLL_A_COMM_NRANKS]		= COMM(U32, nranks),
+	[KCOLL_A_COMM_OWNER_PID]	= COMM(U32, owner_pid),
+	[KCOLL_A_COMM_OWNER_UID]	= COMM(U32, owner_uid),
+	[KCOLL_A_COMM_STATE]		= COMM(U8, state),
+	[KCOLL_A_COMM_ERROR]		= COMM(U32, error),
+	[KCOLL_A_COMM_FAILED_RANK]	= COMM(U32, failed_rank, .dflt = UINT32_MAX),
+	[KCOLL_A_COMM_DEV_NAME]		= COMM(STR, dev_name),
+	[KCOLL_A_COMM_NETNS]		= COMM(U32, netns),
+	[KCOLL_A_COMM_TX_BYTES]		= COMM(U64, tx_bytes),
+	[KCOLL_A_COMM_RX_BYTES]		= COMM(U64, rx_bytes),
+	[KCOLL_A_COMM_TX_OPS]		= COMM(U64, tx_ops),
+	[KCOLL_A_COMM_RX_OPS]		= COMM(U64, rx_ops),
+	[KCOLL_A_COMM_PEERS_UP]		= COMM(U32, peers_up),
+	[KCOLL_A_COMM_PEER]		= KCOLL_NL_ARRAY_OF(struct kcoll_nl_comm, peers, npeers,
+							    &kcoll_nl_peer_obj),
+	[KCOLL_A_COMM_PEERS_TRUNCATED]	= COMM(FLAG, peers_truncated),
+	[KCOLL_A_COMM_OP]		= COMM(NEST, op, .sub = &kcoll_nl_op_obj),
+	[KCOLL_A_COMM_LOCAL_RANK]	= COMM(U32, local_rank),
+	[KCOLL_A_COMM_LOCAL_SIZE]	= COMM(U32, local_size),
+	[KCOLL_A_COMM_HOSTS]		= COMM(U32, hosts),
+	[KCOLL_A_COMM_NICS]		= COMM(U32, nics),
+	[KCOLL_A_COMM_LEAVES]		= COMM(U32, leaves),
+	/* a locality table: the host comes with it */
+	[KCOLL_A_COMM_HOST]		= COMM(U32, host,
+					       .seen = offsetof(struct kcoll_nl_comm, loc_known),
+					       .bit = 1),
+	[KCOLL_A_COMM_NIC]		= COMM(U32, nic),
+	[KCOLL_A_COMM_LEAF]		= COMM(U32, leaf),
+};
 
-static int kcoll_nl_comm_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct kcoll_nl_comms *l = data;
-	struct kcoll_nl_comm *c;
-	const struct nlattr *a;
-
-	c = kcoll_nl_grow((void **)&l->comms, &l->n, sizeof(*c));
-	if (!c)
-		goto nomem;
-	c->failed_rank = UINT32_MAX;
-	c->op.wait_peer = UINT32_MAX;
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
-		switch (mnl_attr_get_type(a)) {
-		case KCOLL_A_COMM_ID:
-			c->comm_id = mnl_attr_get_u64(a);
-			break;
-		case KCOLL_A_COMM_RANK:
-			c->rank = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_NRANKS:
-			c->nranks = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_OWNER_PID:
-			c->owner_pid = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_OWNER_UID:
-			c->owner_uid = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_STATE:
-			c->state = mnl_attr_get_u8(a);
-			break;
-		case KCOLL_A_COMM_ERROR:
-			c->error = (int32_t)mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_FAILED_RANK:
-			c->failed_rank = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_DEV_NAME:
-			kcoll_nl_strcpy(c->dev_name, sizeof(c->dev_name), a);
-			break;
-		case KCOLL_A_COMM_NETNS:
-			c->netns = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_TX_BYTES:
-			c->tx_bytes = mnl_attr_get_u64(a);
-			break;
-		case KCOLL_A_COMM_RX_BYTES:
-			c->rx_bytes = mnl_attr_get_u64(a);
-			break;
-		case KCOLL_A_COMM_TX_OPS:
-			c->tx_ops = mnl_attr_get_u64(a);
-			break;
-		case KCOLL_A_COMM_RX_OPS:
-			c->rx_ops = mnl_attr_get_u64(a);
-			break;
-		case KCOLL_A_COMM_PEERS_UP:
-			c->peers_up = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_PEER:
-			if (kcoll_nl_parse_peer(a, c))
-				goto nomem;
-			break;
-		case KCOLL_A_COMM_PEERS_TRUNCATED:
-			c->peers_truncated = 1;
-			break;
-		case KCOLL_A_COMM_OP:
-			kcoll_nl_parse_op(a, &c->op);
-			break;
-		case KCOLL_A_COMM_LOCAL_RANK:
-			c->local_rank = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_LOCAL_SIZE:
-			c->local_size = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_HOSTS:
-			c->hosts = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_NICS:
-			c->nics = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_LEAVES:
-			c->leaves = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_HOST:
-			c->host = mnl_attr_get_u32(a);
-			c->loc_known = 1;
-			break;
-		case KCOLL_A_COMM_NIC:
-			c->nic = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_LEAF:
-			c->leaf = mnl_attr_get_u32(a);
-			break;
-		}
-	}
-	return MNL_CB_OK;
-nomem:
-	errno = ENOMEM;
-	return MNL_CB_ERROR;
-}
+const struct kcoll_nl_obj kcoll_nl_comm_obj =
+	KCOLL_NL_OBJ(struct kcoll_nl_comm, kcoll_nl_comm_attrs);
 
 void kcoll_nl_comm_list_free(struct kcoll_nl_comm *comms, size_t n)
 {
-	size_t i;
-
-	for (i = 0; comms && i < n; i++)
-		free(comms[i].peers);
-	free(comms);
+	kcoll_nl_free(&kcoll_nl_comm_obj, comms, n);
 }
 
 int kcoll_nl_comm_list(struct kcoll_nl *nl, struct kcoll_nl_comm **comms, size_t *n)
 {
-	struct kcoll_nl_comms l = { 0 };
 	struct nlmsghdr *nlh;
-	int ret;
 
 	if (!nl || !comms || !n)
 		return kcoll_fail(-EINVAL, "kcoll_nl_comm_list: missing argument");
 	nlh = kcoll_nl_req(nl, nl->family, NLM_F_DUMP, KCOLL_CMD_COMM_GET, KCOLL_FAMILY_VERSION);
-	ret = kcoll_nl_talk(nl, nlh, kcoll_nl_comm_cb, &l);
-	if (ret) {
-		kcoll_nl_comm_list_free(l.comms, l.n);
-		return ret;
-	}
-	*comms = l.comms;
-	*n = l.n;
-	return 0;
+	return kcoll_nl_list(nl, nlh, &kcoll_nl_comm_obj, (void **)comms, n);
 }
 
 int kcoll_nl_comm_get(struct kcoll_nl *nl, uint64_t comm_id, uint32_t rank,
 		      struct kcoll_nl_comm **comm)
 {
-	struct kcoll_nl_comms l = { 0 };
+	struct kcoll_nl_comm *c;
 	struct nlmsghdr *nlh;
+	size_t n;
 	int ret;
 
 	if (!nl || !comm)
@@ -259,14 +124,15 @@ int kcoll_nl_comm_get(struct kcoll_nl *nl, uint64_t comm_id, uint32_t rank,
 	nlh = kcoll_nl_req(nl, nl->family, 0, KCOLL_CMD_COMM_GET, KCOLL_FAMILY_VERSION);
 	mnl_attr_put_u64(nlh, KCOLL_A_COMM_ID, comm_id);
 	mnl_attr_put_u32(nlh, KCOLL_A_COMM_RANK, rank);
-	ret = kcoll_nl_talk(nl, nlh, kcoll_nl_comm_cb, &l);
-	if (!ret && l.n != 1)
-		ret = kcoll_fail(-EBADMSG, "comm-get: %zu answers instead of one", l.n);
-	if (ret) {
-		kcoll_nl_comm_list_free(l.comms, l.n);
+	ret = kcoll_nl_list(nl, nlh, &kcoll_nl_comm_obj, (void **)&c, &n);
+	if (ret)
+		return ret;
+	if (n != 1) {
+		ret = kcoll_fail(-EBADMSG, "comm-get: %zu answers instead of one", n);
+		kcoll_nl_comm_list_free(c, n);
 		return ret;
 	}
-	*comm = l.comms;
+	*comm = c;
 	return 0;
 }
 

@@ -23,67 +23,62 @@
 
 /* ---- configuration ----------------------------------------------------------------------- */
 
+/* A KCOLL_A_CONFIG_ALGO nest, on the decoder's stack: counts only with both attributes. */
+struct kcoll_nl_algo {
+	uint32_t coll, algo;
+	uint32_t seen;		/* 1: coll, 2: algo */
+};
+
+#define ALGO(m, bit_)	KCOLL_NL_F(U32, struct kcoll_nl_algo, m, \
+				   .seen = offsetof(struct kcoll_nl_algo, seen), .bit = (bit_))
+
+static const struct kcoll_nl_attr kcoll_nl_algo_attrs[] = {
+	[KCOLL_A_ALGO_COLL]		= ALGO(coll, 1),
+	[KCOLL_A_ALGO_ALGORITHM]	= ALGO(algo, 2),
+};
+
+static const struct kcoll_nl_obj kcoll_nl_algo_obj =
+	KCOLL_NL_OBJ(struct kcoll_nl_algo, kcoll_nl_algo_attrs);
+
+static int kcoll_nl_config_algo(const struct nlattr *nest, void *obj)
+{
+	struct kcoll_nl_config *c = obj;
+	struct kcoll_nl_algo p = { 0 };
+
+	kcoll_nl_parse_nest(&kcoll_nl_algo_obj, nest, &p);
+	if (p.seen == 3 && p.coll < KCOLL_NL_MAX_COLLECTIVES) {
+		c->algo[p.coll] = p.algo;
+		c->algo_mask |= 1u << p.coll;
+		c->mask |= KCOLL_NL_CFG_ALGO;
+	}
+	return 0;
+}
+
+/* Each attribute present sets its bit of kcoll_nl_config.mask. */
+#define CFG(kind, m, bit_)	KCOLL_NL_F(kind, struct kcoll_nl_config, m, \
+					   .seen = offsetof(struct kcoll_nl_config, mask), \
+					   .bit = (bit_))
+
+static const struct kcoll_nl_attr kcoll_nl_config_attrs[] = {
+	[KCOLL_A_CONFIG_LISTEN_PORT]	   = CFG(U16, listen_port, KCOLL_NL_CFG_LISTEN_PORT),
+	[KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS] = CFG(U32, connect_timeout_ms,
+						  KCOLL_NL_CFG_CONNECT_TIMEOUT),
+	[KCOLL_A_CONFIG_OP_TIMEOUT_MS]	   = CFG(U32, op_timeout_ms, KCOLL_NL_CFG_OP_TIMEOUT),
+	[KCOLL_A_CONFIG_TOS]		   = CFG(U32, tos, KCOLL_NL_CFG_TOS),
+	[KCOLL_A_CONFIG_CHUNK_BYTES]	   = CFG(U32, chunk_bytes, KCOLL_NL_CFG_CHUNK_BYTES),
+	[KCOLL_A_CONFIG_SMALL_BYTES]	   = CFG(U32, small_bytes, KCOLL_NL_CFG_SMALL_BYTES),
+	[KCOLL_A_CONFIG_MEDIUM_BYTES]	   = CFG(U32, medium_bytes, KCOLL_NL_CFG_MEDIUM_BYTES),
+	[KCOLL_A_CONFIG_TREE_RANKS]	   = CFG(U32, tree_ranks, KCOLL_NL_CFG_TREE_RANKS),
+	[KCOLL_A_CONFIG_ALGO]		   = { .kind = KCOLL_NL_CALL,
+					       .call = kcoll_nl_config_algo },
+};
+
+const struct kcoll_nl_obj kcoll_nl_config_obj =
+	KCOLL_NL_OBJ(struct kcoll_nl_config, kcoll_nl_config_attrs);
+
 static int kcoll_nl_config_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct kcoll_nl_config *c = data;
-	const struct nlattr *a, *b;
-	uint32_t coll, algo;
-	bool has_coll, has_algo;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
-		switch (mnl_attr_get_type(a)) {
-		case KCOLL_A_CONFIG_LISTEN_PORT:
-			c->listen_port = mnl_attr_get_u16(a);
-			c->mask |= KCOLL_NL_CFG_LISTEN_PORT;
-			break;
-		case KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS:
-			c->connect_timeout_ms = mnl_attr_get_u32(a);
-			c->mask |= KCOLL_NL_CFG_CONNECT_TIMEOUT;
-			break;
-		case KCOLL_A_CONFIG_OP_TIMEOUT_MS:
-			c->op_timeout_ms = mnl_attr_get_u32(a);
-			c->mask |= KCOLL_NL_CFG_OP_TIMEOUT;
-			break;
-		case KCOLL_A_CONFIG_TOS:
-			c->tos = (int32_t)mnl_attr_get_u32(a);
-			c->mask |= KCOLL_NL_CFG_TOS;
-			break;
-		case KCOLL_A_CONFIG_CHUNK_BYTES:
-			c->chunk_bytes = mnl_attr_get_u32(a);
-			c->mask |= KCOLL_NL_CFG_CHUNK_BYTES;
-			break;
-		case KCOLL_A_CONFIG_SMALL_BYTES:
-			c->small_bytes = mnl_attr_get_u32(a);
-			c->mask |= KCOLL_NL_CFG_SMALL_BYTES;
-			break;
-		case KCOLL_A_CONFIG_MEDIUM_BYTES:
-			c->medium_bytes = mnl_attr_get_u32(a);
-			c->mask |= KCOLL_NL_CFG_MEDIUM_BYTES;
-			break;
-		case KCOLL_A_CONFIG_TREE_RANKS:
-			c->tree_ranks = mnl_attr_get_u32(a);
-			c->mask |= KCOLL_NL_CFG_TREE_RANKS;
-			break;
-		case KCOLL_A_CONFIG_ALGO:
-			has_coll = has_algo = false;
-			coll = algo = 0;
-			mnl_attr_for_each_nested(b, a) {
-				if (mnl_attr_get_type(b) == KCOLL_A_ALGO_COLL) {
-					coll = mnl_attr_get_u32(b);
-					has_coll = true;
-				} else if (mnl_attr_get_type(b) == KCOLL_A_ALGO_ALGORITHM) {
-					algo = mnl_attr_get_u32(b);
-					has_algo = true;
-				}
-			}
-			if (has_coll && has_algo && coll < KCOLL_NL_MAX_COLLECTIVES) {
-				c->algo[coll] = algo;
-				c->algo_mask |= 1u << coll;
-				c->mask |= KCOLL_NL_CFG_ALGO;
-			}
-			break;
-		}
-	}
+	kcoll_nl_parse_msg(&kcoll_nl_config_obj, nlh, data);
 	return MNL_CB_OK;
 }
 
@@ -107,22 +102,7 @@ int kcoll_nl_config_set(struct kcoll_nl *nl, const struct kcoll_nl_config *c)
 	if (!nl || !c)
 		return kcoll_fail(-EINVAL, "kcoll_nl_config_set: missing argument");
 	nlh = kcoll_nl_req(nl, nl->family, 0, KCOLL_CMD_CONFIG_SET, KCOLL_FAMILY_VERSION);
-	if (c->mask & KCOLL_NL_CFG_LISTEN_PORT)
-		mnl_attr_put_u16(nlh, KCOLL_A_CONFIG_LISTEN_PORT, c->listen_port);
-	if (c->mask & KCOLL_NL_CFG_CONNECT_TIMEOUT)
-		mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_CONNECT_TIMEOUT_MS, c->connect_timeout_ms);
-	if (c->mask & KCOLL_NL_CFG_OP_TIMEOUT)
-		mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_OP_TIMEOUT_MS, c->op_timeout_ms);
-	if (c->mask & KCOLL_NL_CFG_TOS)
-		mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_TOS, (uint32_t)c->tos);
-	if (c->mask & KCOLL_NL_CFG_CHUNK_BYTES)
-		mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_CHUNK_BYTES, c->chunk_bytes);
-	if (c->mask & KCOLL_NL_CFG_SMALL_BYTES)
-		mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_SMALL_BYTES, c->small_bytes);
-	if (c->mask & KCOLL_NL_CFG_MEDIUM_BYTES)
-		mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_MEDIUM_BYTES, c->medium_bytes);
-	if (c->mask & KCOLL_NL_CFG_TREE_RANKS)
-		mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_TREE_RANKS, c->tree_ranks);
+	kcoll_nl_put_fields(nlh, &kcoll_nl_config_obj, c, c->mask);
 	for (i = 0; (c->mask & KCOLL_NL_CFG_ALGO) && i < KCOLL_NL_MAX_COLLECTIVES; i++) {
 		if (!(c->algo_mask & (1u << i)))
 			continue;

@@ -23,131 +23,54 @@
 
 /* ---- devices ----------------------------------------------------------------------------- */
 
-struct kcoll_nl_devs {
-	struct kcoll_nl_dev *devs;
-	size_t n;
-	int err;
+#define GID(kind, m, ...)	KCOLL_NL_F(kind, struct kcoll_nl_gid, m, __VA_ARGS__)
+#define PORT(kind, m, ...)	KCOLL_NL_F(kind, struct kcoll_nl_port, m, __VA_ARGS__)
+#define DEV(kind, m, ...)	KCOLL_NL_F(kind, struct kcoll_nl_dev, m, __VA_ARGS__)
+
+static const struct kcoll_nl_attr kcoll_nl_gid_attrs[] = {
+	[KCOLL_A_GID_INDEX]	= GID(U32, index),
+	[KCOLL_A_GID_GID]	= GID(BIN, gid),
+	[KCOLL_A_GID_TYPE]	= GID(U8, type),
+	[KCOLL_A_GID_NETDEV]	= GID(STR, netdev),
 };
 
-static int kcoll_nl_parse_gid(const struct nlattr *nest, struct kcoll_nl_port *p)
-{
-	struct kcoll_nl_gid *g = kcoll_nl_grow((void **)&p->gids, &p->ngids, sizeof(*g));
-	const struct nlattr *a;
+static const struct kcoll_nl_obj kcoll_nl_gid_obj =
+	KCOLL_NL_OBJ(struct kcoll_nl_gid, kcoll_nl_gid_attrs);
 
-	if (!g)
-		return -ENOMEM;
-	mnl_attr_for_each_nested(a, nest) {
-		switch (mnl_attr_get_type(a)) {
-		case KCOLL_A_GID_INDEX:
-			g->index = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_GID_GID:
-			if (mnl_attr_get_payload_len(a) == sizeof(g->gid))
-				memcpy(g->gid, mnl_attr_get_payload(a), sizeof(g->gid));
-			break;
-		case KCOLL_A_GID_TYPE:
-			g->type = mnl_attr_get_u8(a);
-			break;
-		case KCOLL_A_GID_NETDEV:
-			kcoll_nl_strcpy(g->netdev, sizeof(g->netdev), a);
-			break;
-		}
-	}
-	return 0;
-}
+static const struct kcoll_nl_attr kcoll_nl_port_attrs[] = {
+	[KCOLL_A_PORT_INDEX]	  = PORT(U32, index),
+	[KCOLL_A_PORT_STATE]	  = PORT(U8, state),
+	[KCOLL_A_PORT_ACTIVE_MTU] = PORT(U32, active_mtu),
+	[KCOLL_A_PORT_GID]	  = KCOLL_NL_ARRAY_OF(struct kcoll_nl_port, gids, ngids,
+						      &kcoll_nl_gid_obj),
+};
 
-static int kcoll_nl_parse_port(const struct nlattr *nest, struct kcoll_nl_dev *d)
-{
-	struct kcoll_nl_port *p = kcoll_nl_grow((void **)&d->ports, &d->nports, sizeof(*p));
-	const struct nlattr *a;
+static const struct kcoll_nl_obj kcoll_nl_port_obj =
+	KCOLL_NL_OBJ(struct kcoll_nl_port, kcoll_nl_port_attrs);
 
-	if (!p)
-		return -ENOMEM;
-	mnl_attr_for_each_nested(a, nest) {
-		switch (mnl_attr_get_type(a)) {
-		case KCOLL_A_PORT_INDEX:
-			p->index = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_PORT_STATE:
-			p->state = mnl_attr_get_u8(a);
-			break;
-		case KCOLL_A_PORT_ACTIVE_MTU:
-			p->active_mtu = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_PORT_GID:
-			if (kcoll_nl_parse_gid(a, p))
-				return -ENOMEM;
-			break;
-		}
-	}
-	return 0;
-}
+static const struct kcoll_nl_attr kcoll_nl_dev_attrs[] = {
+	[KCOLL_A_DEV_NAME]	= DEV(STR, name),
+	[KCOLL_A_DEV_NODE_TYPE]	= DEV(U8, node_type),
+	[KCOLL_A_DEV_NODE_GUID]	= DEV(U64, node_guid),
+	[KCOLL_A_DEV_ALLOWED]	= DEV(U8, allowed),
+	[KCOLL_A_DEV_TOS]	= DEV(U32, tos, .dflt = -1),
+	[KCOLL_A_DEV_GID_INDEX]	= DEV(U32, gid_index, .dflt = -1),
+	[KCOLL_A_DEV_NCOMMS]	= DEV(U32, ncomms),
+	[KCOLL_A_DEV_PORT]	= KCOLL_NL_ARRAY_OF(struct kcoll_nl_dev, ports, nports,
+						    &kcoll_nl_port_obj),
+};
 
-static int kcoll_nl_dev_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct kcoll_nl_devs *l = data;
-	struct kcoll_nl_dev *d;
-	const struct nlattr *a;
-
-	d = kcoll_nl_grow((void **)&l->devs, &l->n, sizeof(*d));
-	if (!d)
-		goto nomem;
-	d->tos = -1;
-	d->gid_index = -1;
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
-		switch (mnl_attr_get_type(a)) {
-		case KCOLL_A_DEV_NAME:
-			kcoll_nl_strcpy(d->name, sizeof(d->name), a);
-			break;
-		case KCOLL_A_DEV_NODE_TYPE:
-			d->node_type = mnl_attr_get_u8(a);
-			break;
-		case KCOLL_A_DEV_NODE_GUID:
-			d->node_guid = mnl_attr_get_u64(a);
-			break;
-		case KCOLL_A_DEV_ALLOWED:
-			d->allowed = mnl_attr_get_u8(a);
-			break;
-		case KCOLL_A_DEV_TOS:
-			d->tos = (int32_t)mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_DEV_GID_INDEX:
-			d->gid_index = (int32_t)mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_DEV_NCOMMS:
-			d->ncomms = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_DEV_PORT:
-			if (kcoll_nl_parse_port(a, d))
-				goto nomem;
-			break;
-		}
-	}
-	return MNL_CB_OK;
-nomem:
-	l->err = -ENOMEM;
-	errno = ENOMEM;
-	return MNL_CB_ERROR;
-}
+const struct kcoll_nl_obj kcoll_nl_dev_obj = KCOLL_NL_OBJ(struct kcoll_nl_dev, kcoll_nl_dev_attrs);
 
 void kcoll_nl_dev_list_free(struct kcoll_nl_dev *devs, size_t n)
 {
-	size_t i, j;
-
-	for (i = 0; devs && i < n; i++) {
-		for (j = 0; j < devs[i].nports; j++)
-			free(devs[i].ports[j].gids);
-		free(devs[i].ports);
-	}
-	free(devs);
+	kcoll_nl_free(&kcoll_nl_dev_obj, devs, n);
 }
 
 int kcoll_nl_dev_list(struct kcoll_nl *nl, const char *name, struct kcoll_nl_dev **devs,
 		      size_t *n)
 {
-	struct kcoll_nl_devs l = { 0 };
 	struct nlmsghdr *nlh;
-	int ret;
 
 	if (!nl || !devs || !n)
 		return kcoll_fail(-EINVAL, "kcoll_nl_dev_list: missing argument");
@@ -155,14 +78,7 @@ int kcoll_nl_dev_list(struct kcoll_nl *nl, const char *name, struct kcoll_nl_dev
 			   KCOLL_FAMILY_VERSION);
 	if (name)
 		mnl_attr_put_strz(nlh, KCOLL_A_DEV_NAME, name);
-	ret = kcoll_nl_talk(nl, nlh, kcoll_nl_dev_cb, &l);
-	if (ret) {
-		kcoll_nl_dev_list_free(l.devs, l.n);
-		return ret;
-	}
-	*devs = l.devs;
-	*n = l.n;
-	return 0;
+	return kcoll_nl_list(nl, nlh, &kcoll_nl_dev_obj, (void **)devs, n);
 }
 
 int kcoll_nl_dev_set(struct kcoll_nl *nl, const char *name, int allowed, int set_tos,

@@ -23,80 +23,41 @@
 
 /* ---- engines ------------------------------------------------------------------------------ */
 
-struct kcoll_nl_engines {
-	struct kcoll_nl_engine *engines;
-	size_t n;
+#define PAIR(kind, m)		KCOLL_NL_F(kind, struct kcoll_nl_engine_pair, m)
+
+static const struct kcoll_nl_attr kcoll_nl_pair_attrs[] = {
+	[KCOLL_A_ENGINE_PAIR_DTYPE]	= PAIR(U32, dtype),
+	[KCOLL_A_ENGINE_PAIR_OP]	= PAIR(U32, op),
+	[KCOLL_A_ENGINE_PAIR_ACTIVE]	= PAIR(U8, active),
 };
 
-static int kcoll_nl_engine_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct kcoll_nl_engines *l = data;
-	struct kcoll_nl_engine *e;
-	const struct nlattr *a, *b;
+static const struct kcoll_nl_obj kcoll_nl_pair_obj =
+	KCOLL_NL_OBJ(struct kcoll_nl_engine_pair, kcoll_nl_pair_attrs);
 
-	e = kcoll_nl_grow((void **)&l->engines, &l->n, sizeof(*e));
-	if (!e)
-		return MNL_CB_ERROR;
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
-		struct kcoll_nl_engine_pair *p;
+static const struct kcoll_nl_attr kcoll_nl_engine_attrs[] = {
+	[KCOLL_A_ENGINE_NAME]	  = KCOLL_NL_F(STR, struct kcoll_nl_engine, name),
+	[KCOLL_A_ENGINE_PRIORITY] = KCOLL_NL_F(U32, struct kcoll_nl_engine, priority),
+	[KCOLL_A_ENGINE_SERVES]	  = KCOLL_NL_ARRAY_OF(struct kcoll_nl_engine, pairs, npairs,
+						      &kcoll_nl_pair_obj),
+};
 
-		switch (mnl_attr_get_type(a)) {
-		case KCOLL_A_ENGINE_NAME:
-			kcoll_nl_strcpy(e->name, sizeof(e->name), a);
-			break;
-		case KCOLL_A_ENGINE_PRIORITY:
-			e->priority = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_ENGINE_SERVES:
-			p = kcoll_nl_grow((void **)&e->pairs, &e->npairs, sizeof(*p));
-			if (!p)
-				return MNL_CB_ERROR;
-			mnl_attr_for_each_nested(b, a) {
-				switch (mnl_attr_get_type(b)) {
-				case KCOLL_A_ENGINE_PAIR_DTYPE:
-					p->dtype = mnl_attr_get_u32(b);
-					break;
-				case KCOLL_A_ENGINE_PAIR_OP:
-					p->op = mnl_attr_get_u32(b);
-					break;
-				case KCOLL_A_ENGINE_PAIR_ACTIVE:
-					p->active = mnl_attr_get_u8(b);
-					break;
-				}
-			}
-			break;
-		}
-	}
-	return MNL_CB_OK;
-}
+const struct kcoll_nl_obj kcoll_nl_engine_obj =
+	KCOLL_NL_OBJ(struct kcoll_nl_engine, kcoll_nl_engine_attrs);
 
 void kcoll_nl_engine_list_free(struct kcoll_nl_engine *engines, size_t n)
 {
-	size_t i;
-
-	for (i = 0; engines && i < n; i++)
-		free(engines[i].pairs);
-	free(engines);
+	kcoll_nl_free(&kcoll_nl_engine_obj, engines, n);
 }
 
 int kcoll_nl_engine_list(struct kcoll_nl *nl, struct kcoll_nl_engine **engines, size_t *n)
 {
-	struct kcoll_nl_engines l = { 0 };
 	struct nlmsghdr *nlh;
-	int ret;
 
 	if (!nl || !engines || !n)
 		return kcoll_fail(-EINVAL, "kcoll_nl_engine_list: missing argument");
 	nlh = kcoll_nl_req(nl, nl->family, NLM_F_DUMP, KCOLL_CMD_ENGINE_GET,
 			   KCOLL_FAMILY_VERSION);
-	ret = kcoll_nl_talk(nl, nlh, kcoll_nl_engine_cb, &l);
-	if (ret) {
-		kcoll_nl_engine_list_free(l.engines, l.n);
-		return ret;
-	}
-	*engines = l.engines;
-	*n = l.n;
-	return 0;
+	return kcoll_nl_list(nl, nlh, &kcoll_nl_engine_obj, (void **)engines, n);
 }
 
 int kcoll_nl_engine_set(struct kcoll_nl *nl, const char *name, int dtype, int op)

@@ -54,6 +54,60 @@ int kcoll_nl_monitor(struct kcoll_nl *nl)
 	return 0;
 }
 
+#define EV(kind, m, ...)	KCOLL_NL_F(kind, struct kcoll_nl_event, m, __VA_ARGS__)
+
+/* Attribute sets differ by event: devices, engines, or communicators. */
+static const struct kcoll_nl_attr kcoll_nl_ev_dev_attrs[] = {
+	[KCOLL_A_DEV_NAME]	= EV(STR, dev_name),
+	[KCOLL_A_DEV_NODE_TYPE]	= EV(U8, node_type),
+	[KCOLL_A_DEV_ALLOWED]	= EV(U8, allowed, .dflt = -1),
+};
+
+static const struct kcoll_nl_attr kcoll_nl_ev_engine_attrs[] = {
+	[KCOLL_A_ENGINE_NAME]		= EV(STR, engine),
+	[KCOLL_A_ENGINE_PRIORITY]	= EV(U32, priority),
+};
+
+static const struct kcoll_nl_attr kcoll_nl_ev_comm_attrs[] = {
+	[KCOLL_A_COMM_ID]		= EV(U64, comm_id),
+	[KCOLL_A_COMM_RANK]		= EV(U32, rank),
+	[KCOLL_A_COMM_NRANKS]		= EV(U32, nranks),
+	[KCOLL_A_COMM_NETNS]		= EV(U32, netns),
+	[KCOLL_A_COMM_OWNER_PID]	= EV(U32, owner_pid),
+	[KCOLL_A_COMM_STATE]		= EV(U8, state),
+	[KCOLL_A_COMM_ERROR]		= EV(U32, error),
+	[KCOLL_A_COMM_FAILED_RANK]	= EV(U32, failed_rank, .dflt = UINT32_MAX),
+	[KCOLL_A_COMM_PEER_RANK]	= EV(U32, peer_rank, .dflt = UINT32_MAX),
+};
+
+static const struct kcoll_nl_obj kcoll_nl_ev_objs[] = {
+	KCOLL_NL_OBJ(struct kcoll_nl_event, kcoll_nl_ev_dev_attrs),
+	KCOLL_NL_OBJ(struct kcoll_nl_event, kcoll_nl_ev_engine_attrs),
+	KCOLL_NL_OBJ(struct kcoll_nl_event, kcoll_nl_ev_comm_attrs),
+};
+
+/* @ev from one message of the events group; ev->cmd stays 0 for any other message. */
+int kcoll_nl_event_parse(const struct nlmsghdr *nlh, uint16_t family, struct kcoll_nl_event *ev)
+{
+	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
+	const struct kcoll_nl_obj *o = &kcoll_nl_ev_objs[2];
+	size_t i;
+
+	if (nlh->nlmsg_type != family || mnl_nlmsg_get_payload_len(nlh) < sizeof(*g))
+		return MNL_CB_OK;
+	if (g->cmd == KCOLL_CMD_DEV_ADDED_NTF || g->cmd == KCOLL_CMD_DEV_REMOVED_NTF)
+		o = &kcoll_nl_ev_objs[0];
+	else if (g->cmd == KCOLL_CMD_ENGINE_REGISTERED_NTF)
+		o = &kcoll_nl_ev_objs[1];
+	/* Every event has every default, whatever its set. */
+	memset(ev, 0, sizeof(*ev));
+	for (i = 0; i < sizeof(kcoll_nl_ev_objs) / sizeof(kcoll_nl_ev_objs[0]); i++)
+		kcoll_nl_init(&kcoll_nl_ev_objs[i], ev);
+	ev->cmd = g->cmd;
+	kcoll_nl_parse_msg(o, nlh, ev);
+	return MNL_CB_STOP;	/* one event per call */
+}
+
 struct kcoll_nl_event_ctx {
 	struct kcoll_nl_event *ev;
 	uint16_t family;
@@ -61,73 +115,9 @@ struct kcoll_nl_event_ctx {
 
 static int kcoll_nl_event_cb(const struct nlmsghdr *nlh, void *data)
 {
-	const struct genlmsghdr *g = mnl_nlmsg_get_payload(nlh);
 	struct kcoll_nl_event_ctx *ctx = data;
-	struct kcoll_nl_event *ev = ctx->ev;
-	const struct nlattr *a;
-	bool dev, engine;
 
-	if (nlh->nlmsg_type != ctx->family ||
-	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*g))
-		return MNL_CB_OK;
-	/* Attribute sets differ by event: devices and engines, or communicators. */
-	dev = g->cmd == KCOLL_CMD_DEV_ADDED_NTF || g->cmd == KCOLL_CMD_DEV_REMOVED_NTF;
-	engine = g->cmd == KCOLL_CMD_ENGINE_REGISTERED_NTF;
-	memset(ev, 0, sizeof(*ev));
-	ev->cmd = g->cmd;
-	ev->failed_rank = UINT32_MAX;
-	ev->peer_rank = UINT32_MAX;
-	ev->allowed = -1;
-	mnl_attr_for_each(a, nlh, sizeof(*g)) {
-		int t = mnl_attr_get_type(a);
-
-		if (dev) {
-			if (t == KCOLL_A_DEV_NAME)
-				kcoll_nl_strcpy(ev->dev_name, sizeof(ev->dev_name), a);
-			else if (t == KCOLL_A_DEV_NODE_TYPE)
-				ev->node_type = mnl_attr_get_u8(a);
-			else if (t == KCOLL_A_DEV_ALLOWED)
-				ev->allowed = mnl_attr_get_u8(a);
-			continue;
-		}
-		if (engine) {
-			if (t == KCOLL_A_ENGINE_NAME)
-				kcoll_nl_strcpy(ev->engine, sizeof(ev->engine), a);
-			else if (t == KCOLL_A_ENGINE_PRIORITY)
-				ev->priority = mnl_attr_get_u32(a);
-			continue;
-		}
-		switch (t) {
-		case KCOLL_A_COMM_ID:
-			ev->comm_id = mnl_attr_get_u64(a);
-			break;
-		case KCOLL_A_COMM_RANK:
-			ev->rank = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_NRANKS:
-			ev->nranks = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_NETNS:
-			ev->netns = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_OWNER_PID:
-			ev->owner_pid = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_STATE:
-			ev->state = mnl_attr_get_u8(a);
-			break;
-		case KCOLL_A_COMM_ERROR:
-			ev->error = (int32_t)mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_FAILED_RANK:
-			ev->failed_rank = mnl_attr_get_u32(a);
-			break;
-		case KCOLL_A_COMM_PEER_RANK:
-			ev->peer_rank = mnl_attr_get_u32(a);
-			break;
-		}
-	}
-	return MNL_CB_STOP;	/* one event per call */
+	return kcoll_nl_event_parse(nlh, ctx->family, ctx->ev);
 }
 
 int kcoll_nl_event_next(struct kcoll_nl *nl, struct kcoll_nl_event *ev, int timeout_ms)

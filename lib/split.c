@@ -50,15 +50,11 @@ static int kcoll_split_check(struct kcoll_comm *parent, int color,
 {
 	int err;
 
-	kcoll_clear_error();
-	if (!child)
-		return kcoll_fail(-EINVAL, "kcoll_comm_split: child is NULL");
-	*child = NULL;
-	err = kcoll_group_refuse("kcoll_comm_split");
+	err = kcoll_comm_new_check(child, parent, "kcoll_comm_split",
+				   "kcoll_comm_split: child is NULL",
+				   "kcoll_comm_split: the parent communicator is NULL");
 	if (err)
 		return err;
-	if (!parent)
-		return kcoll_fail(-EINVAL, "kcoll_comm_split: the parent communicator is NULL");
 	err = OPTS_VALID(opts, kcoll_split_opts, connect_timeout_ms, KCOLL_SPLIT_OPTS_SZ_VER0);
 	if (err)
 		return kcoll_fail(err, "kcoll_comm_split: bad kcoll_split_opts (sz or unknown "

@@ -90,8 +90,9 @@ static int kcoll_attr_line(char *buf)
 }
 
 /* Names the module prints are plain ASCII; anything else must not reach a terminal. */
-static int kcoll_parse_word(const char *s)
+static int kcoll_parse_word(const char *s, void *unused)
 {
+	(void)unused;
 	for (; *s; s++) {
 		if (*s < 0x20 || *s > 0x7e)
 			return -EBADMSG;
@@ -99,7 +100,7 @@ static int kcoll_parse_word(const char *s)
 	return 0;
 }
 
-static int kcoll_parse_uint(const char *s, unsigned int *val)
+static int kcoll_parse_uint(const char *s, void *val)
 {
 	unsigned long v;
 	char *end;
@@ -111,19 +112,19 @@ static int kcoll_parse_uint(const char *s, unsigned int *val)
 	v = strtoul(s, &end, 10);
 	if (errno || *end || v > UINT_MAX)
 		return -EBADMSG;
-	*val = v;
+	*(unsigned int *)val = v;
 	return 0;
 }
 
-static int kcoll_parse_bool(const char *s, int *val)
+static int kcoll_parse_bool(const char *s, void *val)
 {
 	if (strcmp(s, "0") && strcmp(s, "1"))
 		return -EBADMSG;
-	*val = s[0] == '1';
+	*(int *)val = s[0] == '1';
 	return 0;
 }
 
-static int kcoll_parse_guid(const char *s, uint64_t *val)
+static int kcoll_parse_guid(const char *s, void *val)
 {
 	size_t i, len = strlen(s);
 
@@ -133,7 +134,7 @@ static int kcoll_parse_guid(const char *s, uint64_t *val)
 		if (!isxdigit((unsigned char)s[i]))
 			return -EBADMSG;
 	}
-	*val = strtoull(s, NULL, 16);
+	*(uint64_t *)val = strtoull(s, NULL, 16);
 	return 0;
 }
 
@@ -145,28 +146,45 @@ static int kcoll_attr_str(int dfd, const char *attr, char *buf, size_t len)
 	return err ? err : kcoll_attr_line(buf);
 }
 
-static int kcoll_dev_read_attrs(int fd, struct kcoll_dev_entry *e)
-{
-	char buf[64];
-	int err;
+/*
+ * One attribute file, named as the entry's field: @parse checks its line and stores it in
+ * the field; a @text field holds the line itself (@parse only checks it).  Const tables.
+ */
+struct kcoll_sysfs_attr {
+	const char *name;
+	size_t off, size;
+	int (*parse)(const char *s, void *field);
+	bool text;
+};
 
-	err = kcoll_attr_str(fd, "node_type", e->node_type, sizeof(e->node_type));
-	if (!err)
-		err = kcoll_parse_word(e->node_type);
-	if (!err)
-		err = kcoll_attr_str(fd, "ports", buf, sizeof(buf));
-	if (!err)
-		err = kcoll_parse_uint(buf, &e->ports);
-	if (!err)
-		err = kcoll_attr_str(fd, "allowed", buf, sizeof(buf));
-	if (!err)
-		err = kcoll_parse_bool(buf, &e->allowed);
-	if (!err)
-		err = kcoll_attr_str(fd, "node_guid", buf, sizeof(buf));
-	if (!err)
-		err = kcoll_parse_guid(buf, &e->node_guid);
+#define KCOLL_SYSFS_ATTR(type, m, parse_, text_) \
+	{ #m, offsetof(type, m), sizeof(((type *)0)->m), (parse_), (text_) }
+
+/* Read @n attributes @a into entry @e, numbers through a buffer of @buflen (<= 64) bytes. */
+static int kcoll_attrs_read(int fd, const struct kcoll_sysfs_attr *a, size_t n, void *e,
+			    size_t buflen)
+{
+	char buf[64], *field, *s;
+	int err = 0;
+
+	for (; !err && n; a++, n--) {
+		field = (char *)e + a->off;
+		s = a->text ? field : buf;
+		err = kcoll_attr_str(fd, a->name, s, a->text ? a->size : buflen);
+		if (!err)
+			err = a->parse(s, field);
+	}
 	return err;
 }
+
+#define DEV(m, parse, text)	KCOLL_SYSFS_ATTR(struct kcoll_dev_entry, m, parse, text)
+
+static const struct kcoll_sysfs_attr kcoll_dev_attrs[] = {
+	DEV(node_type, kcoll_parse_word, true),
+	DEV(ports, kcoll_parse_uint, false),
+	DEV(allowed, kcoll_parse_bool, false),
+	DEV(node_guid, kcoll_parse_guid, false),
+};
 
 /*
  * A missing attribute is either a device going away under us (its whole directory vanishes;
@@ -197,7 +215,7 @@ static int kcoll_dev_read(int dirfd, const char *name, void *entry)
 		return KCOLL_ENTRY_SKIP;	/* vanished, or a file the module may add later */
 	if (fd < 0)
 		return -errno;
-	err = kcoll_dev_read_attrs(fd, e);
+	err = kcoll_attrs_read(fd, kcoll_dev_attrs, KCOLL_ARRAY_SIZE(kcoll_dev_attrs), e, 64);
 	close(fd);
 	return err ? kcoll_entry_attr_err(dirfd, name, err) : 0;
 }
@@ -297,6 +315,25 @@ static int kcoll_sysfs_list(const char *root, const struct kcoll_sysfs_family *f
 	return 0;
 }
 
+/*
+ * kcoll_dev_list() and kcoll_comm_list(): @bad is their options' check (0: valid), @root
+ * their sysfs_root (NULL: the default).
+ */
+static int kcoll_sysfs_list_opts(int bad, const char *root, const struct kcoll_sysfs_family *f,
+				 void **out, size_t *n)
+{
+	int err;
+
+	if (!out || !n)
+		return kcoll_err(-EINVAL);
+	*out = NULL;
+	*n = 0;
+	if (bad)
+		return kcoll_err(bad);
+	err = kcoll_sysfs_list(root ? root : kcoll_sysfs_root(), f, out, n);
+	return err ? kcoll_err(err) : 0;
+}
+
 /* Natural order, so that rxe2 comes before rxe10. */
 static int kcoll_dev_cmp(const void *a, const void *b)
 {
@@ -312,32 +349,6 @@ static const struct kcoll_sysfs_family kcoll_dev_family = {
 	.cmp = kcoll_dev_cmp,
 };
 
-int kcoll_dev_list(const struct kcoll_dev_list_opts *opts,
-		   struct kcoll_dev_entry **devs, size_t *n)
-{
-	const char *root;
-	int err;
-
-	if (!devs || !n)
-		return kcoll_err(-EINVAL);
-	*devs = NULL;
-	*n = 0;
-	err = OPTS_VALID(opts, kcoll_dev_list_opts, sysfs_root, KCOLL_DEV_LIST_OPTS_SZ_VER0);
-	if (err)
-		return kcoll_err(err);
-	root = OPTS_GET(opts, sysfs_root, NULL);
-	if (!root)
-		root = kcoll_sysfs_root();
-
-	err = kcoll_sysfs_list(root, &kcoll_dev_family, (void **)devs, n);
-	return err ? kcoll_err(err) : 0;
-}
-
-void kcoll_dev_list_free(struct kcoll_dev_entry *devs)
-{
-	free(devs);
-}
-
 /* Communicators ---------------------------------------------------------------------------- */
 
 #define KCOLL_COMM_LIST_OPTS_SZ_VER0	offsetofend(struct kcoll_comm_list_opts, sysfs_root)
@@ -350,7 +361,7 @@ static const char *const kcoll_comm_states[] = {
 	"creating", "connecting", "ready", "error", "aborted", "destroyed",
 };
 
-static int kcoll_parse_u64(const char *s, uint64_t *val)
+static int kcoll_parse_u64(const char *s, void *val)
 {
 	unsigned long long v;
 	char *end;
@@ -361,18 +372,18 @@ static int kcoll_parse_u64(const char *s, uint64_t *val)
 	v = strtoull(s, &end, 10);
 	if (errno || *end)
 		return -EBADMSG;
-	*val = v;
+	*(uint64_t *)val = v;
 	return 0;
 }
 
 /* "%d" of a negative errno, or "0". */
-static int kcoll_parse_errno(const char *s, int32_t *val)
+static int kcoll_parse_errno(const char *s, void *val)
 {
 	unsigned int v;
 	int err;
 
 	if (!strcmp(s, "0")) {
-		*val = 0;
+		*(int32_t *)val = 0;
 		return 0;
 	}
 	if (s[0] != '-' || s[1] == '0')
@@ -380,14 +391,15 @@ static int kcoll_parse_errno(const char *s, int32_t *val)
 	err = kcoll_parse_uint(s + 1, &v);
 	if (err || v > KCOLL_MAX_ERRNO)
 		return -EBADMSG;
-	*val = -(int32_t)v;
+	*(int32_t *)val = -(int32_t)v;
 	return 0;
 }
 
-static int kcoll_parse_state(const char *s)
+static int kcoll_parse_state(const char *s, void *unused)
 {
 	size_t i;
 
+	(void)unused;
 	for (i = 0; i < sizeof(kcoll_comm_states) / sizeof(kcoll_comm_states[0]); i++) {
 		if (!strcmp(s, kcoll_comm_states[i]))
 			return 0;
@@ -433,59 +445,20 @@ static int kcoll_comm_parse_name(const char *name, uint64_t *comm_id, unsigned i
 	return 0;
 }
 
-static int kcoll_attr_u32(int fd, const char *attr, uint32_t *val)
-{
-	unsigned int v;
-	char buf[32];
-	int err;
+#define COMM(m, parse, text)	KCOLL_SYSFS_ATTR(struct kcoll_comm_entry, m, parse, text)
 
-	err = kcoll_attr_str(fd, attr, buf, sizeof(buf));
-	if (!err)
-		err = kcoll_parse_uint(buf, &v);
-	if (!err)
-		*val = v;
-	return err;
-}
-
-static int kcoll_attr_u64(int fd, const char *attr, uint64_t *val)
-{
-	char buf[32];
-	int err;
-
-	err = kcoll_attr_str(fd, attr, buf, sizeof(buf));
-	return err ? err : kcoll_parse_u64(buf, val);
-}
-
-static int kcoll_comm_read_attrs(int fd, struct kcoll_comm_entry *e)
-{
-	char buf[32];
-	int err;
-
-	err = kcoll_attr_str(fd, "state", e->state, sizeof(e->state));
-	if (!err)
-		err = kcoll_parse_state(e->state);
-	if (!err)
-		err = kcoll_attr_str(fd, "error", buf, sizeof(buf));
-	if (!err)
-		err = kcoll_parse_errno(buf, &e->error);
-	if (!err)
-		err = kcoll_attr_u32(fd, "rank", &e->rank);
-	if (!err)
-		err = kcoll_attr_u32(fd, "nranks", &e->nranks);
-	if (!err)
-		err = kcoll_attr_u32(fd, "owner_pid", &e->owner_pid);
-	if (!err)
-		err = kcoll_attr_u32(fd, "peers_connected", &e->peers_connected);
-	if (!err)
-		err = kcoll_attr_u64(fd, "tx_bytes", &e->tx_bytes);
-	if (!err)
-		err = kcoll_attr_u64(fd, "rx_bytes", &e->rx_bytes);
-	if (!err)
-		err = kcoll_attr_u64(fd, "tx_ops", &e->tx_ops);
-	if (!err)
-		err = kcoll_attr_u64(fd, "rx_ops", &e->rx_ops);
-	return err;
-}
+static const struct kcoll_sysfs_attr kcoll_comm_attrs[] = {
+	COMM(state, kcoll_parse_state, true),
+	COMM(error, kcoll_parse_errno, false),
+	COMM(rank, kcoll_parse_uint, false),
+	COMM(nranks, kcoll_parse_uint, false),
+	COMM(owner_pid, kcoll_parse_uint, false),
+	COMM(peers_connected, kcoll_parse_uint, false),
+	COMM(tx_bytes, kcoll_parse_u64, false),
+	COMM(rx_bytes, kcoll_parse_u64, false),
+	COMM(tx_ops, kcoll_parse_u64, false),
+	COMM(rx_ops, kcoll_parse_u64, false),
+};
 
 /* Fill @e from comms/@name; 0, KCOLL_ENTRY_SKIP, or a negative errno. */
 static int kcoll_comm_read(int dirfd, const char *name, void *entry)
@@ -506,7 +479,8 @@ static int kcoll_comm_read(int dirfd, const char *name, void *entry)
 		err = -EBADMSG;
 	if (!err) {
 		strcpy(e->name, name);
-		err = kcoll_comm_read_attrs(fd, e);
+		err = kcoll_attrs_read(fd, kcoll_comm_attrs, KCOLL_ARRAY_SIZE(kcoll_comm_attrs),
+				       e, 32);
 		if (err)
 			err = kcoll_entry_attr_err(dirfd, name, err);
 	}
@@ -535,25 +509,29 @@ static const struct kcoll_sysfs_family kcoll_comm_family = {
 	.cmp = kcoll_comm_cmp,
 };
 
+/* The listings -------------------------------------------------------------------------- */
+
+int kcoll_dev_list(const struct kcoll_dev_list_opts *opts,
+		   struct kcoll_dev_entry **devs, size_t *n)
+{
+	return kcoll_sysfs_list_opts(OPTS_VALID(opts, kcoll_dev_list_opts, sysfs_root,
+						KCOLL_DEV_LIST_OPTS_SZ_VER0),
+				     OPTS_GET(opts, sysfs_root, NULL), &kcoll_dev_family,
+				     (void **)devs, n);
+}
+
 int kcoll_comm_list(const struct kcoll_comm_list_opts *opts,
 		    struct kcoll_comm_entry **comms, size_t *n)
 {
-	const char *root;
-	int err;
+	return kcoll_sysfs_list_opts(OPTS_VALID(opts, kcoll_comm_list_opts, sysfs_root,
+						KCOLL_COMM_LIST_OPTS_SZ_VER0),
+				     OPTS_GET(opts, sysfs_root, NULL), &kcoll_comm_family,
+				     (void **)comms, n);
+}
 
-	if (!comms || !n)
-		return kcoll_err(-EINVAL);
-	*comms = NULL;
-	*n = 0;
-	err = OPTS_VALID(opts, kcoll_comm_list_opts, sysfs_root, KCOLL_COMM_LIST_OPTS_SZ_VER0);
-	if (err)
-		return kcoll_err(err);
-	root = OPTS_GET(opts, sysfs_root, NULL);
-	if (!root)
-		root = kcoll_sysfs_root();
-
-	err = kcoll_sysfs_list(root, &kcoll_comm_family, (void **)comms, n);
-	return err ? kcoll_err(err) : 0;
+void kcoll_dev_list_free(struct kcoll_dev_entry *devs)
+{
+	free(devs);
 }
 
 void kcoll_comm_list_free(struct kcoll_comm_entry *comms)

@@ -299,10 +299,9 @@ static int kcoll_ctl_comm_show_nl(struct kcoll_ctl *ctl, struct kcoll_nl *nl,
 	size_t n, i, shown = 0;
 	int ret;
 
-	ret = kcoll_nl_comm_list(nl, &comms, &n);
-	kcoll_nl_close(nl);
+	ret = kcoll_ctl_nl_done(nl, "comm show", kcoll_nl_comm_list(nl, &comms, &n));
 	if (ret)
-		return kcoll_ctl_nl_err("comm show", ret);
+		return ret;
 	v = calloc(n ? n : 1, sizeof(*v));
 	if (!v) {
 		kcoll_nl_comm_list_free(comms, n);
@@ -364,8 +363,7 @@ static int kcoll_ctl_comm_show(struct kcoll_ctl *ctl, int argc, char **argv)
 	int ret;
 
 	if (argc > 1)
-		return kcoll_ctl_usage_err(&kcoll_ctl_comm_obj,
-					   "comm show: unexpected argument \"%s\"", argv[1]);
+		return kcoll_ctl_extra_arg(&kcoll_ctl_comm_obj, "comm show", argv[1]);
 	kcoll_ctl_comm_filter_init(&f, argc ? argv[0] : NULL);
 	ret = kcoll_ctl_source(&nl);
 	if (ret == KCOLL_CTL_SYSFS)
@@ -418,11 +416,7 @@ static int kcoll_ctl_comm_abort(struct kcoll_ctl *ctl, int argc, char **argv)
 	ret = kcoll_ctl_nl_open(&nl, false);
 	if (ret)
 		return ret;
-	ret = kcoll_nl_comm_abort(nl, id, rank);
-	kcoll_nl_close(nl);
-	if (ret)
-		return kcoll_ctl_nl_err("comm abort", ret);
-	return KCOLL_CTL_OK;
+	return kcoll_ctl_nl_done(nl, "comm abort", kcoll_nl_comm_abort(nl, id, rank));
 }
 
 static const struct kcoll_ctl_cmd kcoll_ctl_comm_cmds[] = {

@@ -70,15 +70,13 @@ static int kcoll_ctl_config_show(struct kcoll_ctl *ctl, int argc, char **argv)
 	int ret;
 
 	if (argc)
-		return kcoll_ctl_usage_err(&kcoll_ctl_config_obj,
-					   "config show: unexpected argument \"%s\"", argv[0]);
+		return kcoll_ctl_extra_arg(&kcoll_ctl_config_obj, "config show", argv[0]);
 	ret = kcoll_ctl_nl_open(&nl, false);
 	if (ret)
 		return ret;
-	ret = kcoll_nl_config_get(nl, &c);
-	kcoll_nl_close(nl);
+	ret = kcoll_ctl_nl_done(nl, "config show", kcoll_nl_config_get(nl, &c));
 	if (ret)
-		return kcoll_ctl_nl_err("config show", ret);
+		return ret;
 	kcoll_ctl_doc_begin(ctl, false);
 	for (i = 0; i < KCOLL_CTL_NKEYS; i++) {
 		const struct kcoll_ctl_cfg_key *k = &kcoll_ctl_cfg_keys[i];
@@ -170,11 +168,7 @@ static int kcoll_ctl_config_set(struct kcoll_ctl *ctl, int argc, char **argv)
 	ret = kcoll_ctl_nl_open(&nl, false);
 	if (ret)
 		return ret;
-	ret = kcoll_nl_config_set(nl, &c);
-	kcoll_nl_close(nl);
-	if (ret)
-		return kcoll_ctl_nl_err("config set", ret);
-	return KCOLL_CTL_OK;
+	return kcoll_ctl_nl_done(nl, "config set", kcoll_nl_config_set(nl, &c));
 }
 
 static const struct kcoll_ctl_cmd kcoll_ctl_config_cmds[] = {

@@ -185,8 +185,7 @@ static int kcoll_ctl_dev_show(struct kcoll_ctl *ctl, int argc, char **argv)
 	int ret;
 
 	if (argc > 1)
-		return kcoll_ctl_usage_err(&kcoll_ctl_dev_obj,
-					   "dev show: unexpected argument \"%s\"", argv[1]);
+		return kcoll_ctl_extra_arg(&kcoll_ctl_dev_obj, "dev show", argv[1]);
 	ret = kcoll_ctl_source(&nl);
 	if (ret == KCOLL_CTL_SYSFS)
 		return kcoll_ctl_dev_show_sysfs(ctl, name);
@@ -254,10 +253,7 @@ static int kcoll_ctl_dev_set(struct kcoll_ctl *ctl, int argc, char **argv)
 		ret = kcoll_nl_dev_set_gid(nl, argv[0], (int32_t)gid);
 	if (!ret && (allowed >= 0 || set_tos))
 		ret = kcoll_nl_dev_set(nl, argv[0], allowed, set_tos, (int32_t)tos);
-	kcoll_nl_close(nl);
-	if (ret)
-		return kcoll_ctl_nl_err("dev set", ret);
-	return KCOLL_CTL_OK;
+	return kcoll_ctl_nl_done(nl, "dev set", ret);
 }
 
 static const struct kcoll_ctl_cmd kcoll_ctl_dev_cmds[] = {

@@ -32,15 +32,13 @@ static int kcoll_ctl_engine_show(struct kcoll_ctl *ctl, int argc, char **argv)
 	int ret;
 
 	if (argc)
-		return kcoll_ctl_usage_err(&kcoll_ctl_engine_obj,
-					   "engine show: unexpected argument \"%s\"", argv[0]);
+		return kcoll_ctl_extra_arg(&kcoll_ctl_engine_obj, "engine show", argv[0]);
 	ret = kcoll_ctl_nl_open(&nl, false);
 	if (ret)
 		return ret;
-	ret = kcoll_nl_engine_list(nl, &e, &n);
-	kcoll_nl_close(nl);
+	ret = kcoll_ctl_nl_done(nl, "engine show", kcoll_nl_engine_list(nl, &e, &n));
 	if (ret)
-		return kcoll_ctl_nl_err("engine show", ret);
+		return ret;
 	kcoll_ctl_doc_begin(ctl, true);
 	for (i = 0; i < n; i++) {
 		kcoll_ctl_obj_begin(ctl, NULL);
@@ -100,11 +98,7 @@ static int kcoll_ctl_engine_set(struct kcoll_ctl *ctl, int argc, char **argv)
 	ret = kcoll_ctl_nl_open(&nl, false);
 	if (ret)
 		return ret;
-	ret = kcoll_nl_engine_set(nl, argv[0], dtype, op);
-	kcoll_nl_close(nl);
-	if (ret)
-		return kcoll_ctl_nl_err("engine set", ret);
-	return KCOLL_CTL_OK;
+	return kcoll_ctl_nl_done(nl, "engine set", kcoll_nl_engine_set(nl, argv[0], dtype, op));
 }
 
 static const struct kcoll_ctl_cmd kcoll_ctl_engine_cmds[] = {

@@ -101,8 +101,7 @@ static int kcoll_ctl_info_show(struct kcoll_ctl *ctl, int argc, char **argv)
 	int ret;
 
 	if (argc)
-		return kcoll_ctl_usage_err(&kcoll_ctl_info_obj,
-					   "info show: unexpected argument \"%s\"", argv[0]);
+		return kcoll_ctl_extra_arg(&kcoll_ctl_info_obj, "info show", argv[0]);
 	ret = kcoll_ctl_info_get(ctl, &info);
 	if (ret)
 		return ret;

@@ -73,6 +73,11 @@ int kcoll_ctl_usage_err(const struct kcoll_ctl_obj *obj, const char *fmt, ...)
 	return KCOLL_CTL_USAGE;
 }
 
+int kcoll_ctl_extra_arg(const struct kcoll_ctl_obj *obj, const char *what, const char *arg)
+{
+	return kcoll_ctl_usage_err(obj, "%s: unexpected argument \"%s\"", what, arg);
+}
+
 const char *kcoll_ctl_hint(int err)
 {
 	switch (err) {

@@ -63,6 +63,8 @@ extern const char *const kcoll_ctl_comm_states[];
 const char *kcoll_ctl_name_of(const char *const *tbl, unsigned int v);
 int kcoll_ctl_nl_open(struct kcoll_nl **nl, bool quiet);
 int kcoll_ctl_nl_err(const char *what, int err);
+/* Close @nl after the request of @what that returned @ret: KCOLL_CTL_OK or its failure. */
+int kcoll_ctl_nl_done(struct kcoll_nl *nl, const char *what, int ret);
 #define KCOLL_CTL_SYSFS		(-1)
 /* 0 with *nl open (netlink), KCOLL_CTL_SYSFS (read sysfs instead), or an exit code */
 int kcoll_ctl_source(struct kcoll_nl **nl);
@@ -106,6 +108,9 @@ int kcoll_ctl_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same, followed by "Try ..." and KCOLL_CTL_USAGE. */
 int kcoll_ctl_usage_err(const struct kcoll_ctl_obj *obj, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* "@what: unexpected argument "@arg"", as kcoll_ctl_usage_err() prints it. */
+int kcoll_ctl_extra_arg(const struct kcoll_ctl_obj *obj, const char *what, const char *arg);
 
 /* Hint appended to an errno message, e.g. how to load the module; "" when there is none. */
 const char *kcoll_ctl_hint(int err);

@@ -64,6 +64,12 @@ int kcoll_ctl_nl_err(const char *what, int err)
 	return kcoll_ctl_err("%s: %s%s", what, strerror(-err), kcoll_ctl_hint(-err));
 }
 
+int kcoll_ctl_nl_done(struct kcoll_nl *nl, const char *what, int ret)
+{
+	kcoll_nl_close(nl);
+	return ret ? kcoll_ctl_nl_err(what, ret) : KCOLL_CTL_OK;
+}
+
 /*
  * Netlink has more (ports and GIDs, peers and the operation in flight); sysfs is the fallback
  * without the family, and what a fake tree (KCOLL_SYSFS_ROOT, the host tests) stands for.

@@ -87,50 +87,28 @@ void kcoll_ctl_arr_end(struct kcoll_ctl *ctl)
 		kcoll_jw_arr_close(&ctl->jw);
 }
 
-void kcoll_ctl_str(struct kcoll_ctl *ctl, enum kcoll_ctl_where where, const char *key,
-		   const char *fmt, const char *v)
-{
-	if (kcoll_ctl_as_json(ctl, where)) {
-		kcoll_ctl_key(ctl, key);
-		kcoll_jw_str(&ctl->jw, v);
-	} else if (kcoll_ctl_as_text(ctl, where)) {
-		printf(fmt, v);
-	}
+/*
+ * The typed printers kcoll_ctl_str(), _uint(), _int() and _bool() (kcollctl.h): one body,
+ * made by this macro as iproute2's _PRINT_FUNC() makes its print_color_*(); @text is what
+ * the text's @fmt gets.
+ */
+#define KCOLL_CTL_PRINTER(name, type, jw_fn, text)					\
+void kcoll_ctl_##name(struct kcoll_ctl *ctl, enum kcoll_ctl_where where, const char *key,	\
+		      const char *fmt, type v)						\
+{											\
+	if (kcoll_ctl_as_json(ctl, where)) {						\
+		kcoll_ctl_key(ctl, key);						\
+		jw_fn(&ctl->jw, v);							\
+	} else if (kcoll_ctl_as_text(ctl, where)) {					\
+		printf(fmt, text);							\
+	}										\
 }
 
-void kcoll_ctl_uint(struct kcoll_ctl *ctl, enum kcoll_ctl_where where, const char *key,
-		    const char *fmt, uint64_t v)
-{
-	if (kcoll_ctl_as_json(ctl, where)) {
-		kcoll_ctl_key(ctl, key);
-		kcoll_jw_uint(&ctl->jw, v);
-	} else if (kcoll_ctl_as_text(ctl, where)) {
-		printf(fmt, v);
-	}
-}
-
-void kcoll_ctl_int(struct kcoll_ctl *ctl, enum kcoll_ctl_where where, const char *key,
-		   const char *fmt, int64_t v)
-{
-	if (kcoll_ctl_as_json(ctl, where)) {
-		kcoll_ctl_key(ctl, key);
-		kcoll_jw_int(&ctl->jw, v);
-	} else if (kcoll_ctl_as_text(ctl, where)) {
-		printf(fmt, v);
-	}
-}
-
+KCOLL_CTL_PRINTER(str, const char *, kcoll_jw_str, v)
+KCOLL_CTL_PRINTER(uint, uint64_t, kcoll_jw_uint, v)
+KCOLL_CTL_PRINTER(int, int64_t, kcoll_jw_int, v)
 /* As text, @fmt gets "yes" or "no". */
-void kcoll_ctl_bool(struct kcoll_ctl *ctl, enum kcoll_ctl_where where, const char *key,
-		    const char *fmt, bool v)
-{
-	if (kcoll_ctl_as_json(ctl, where)) {
-		kcoll_ctl_key(ctl, key);
-		kcoll_jw_bool(&ctl->jw, v);
-	} else if (kcoll_ctl_as_text(ctl, where)) {
-		printf(fmt, v ? "yes" : "no");
-	}
-}
+KCOLL_CTL_PRINTER(bool, bool, kcoll_jw_bool, v ? "yes" : "no")
 
 void kcoll_ctl_text(struct kcoll_ctl *ctl, const char *fmt, ...)
 {

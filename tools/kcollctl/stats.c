@@ -27,15 +27,13 @@ static int kcoll_ctl_stats_show(struct kcoll_ctl *ctl, int argc, char **argv)
 	int ret;
 
 	if (argc)
-		return kcoll_ctl_usage_err(&kcoll_ctl_stats_obj,
-					   "stats show: unexpected argument \"%s\"", argv[0]);
+		return kcoll_ctl_extra_arg(&kcoll_ctl_stats_obj, "stats show", argv[0]);
 	ret = kcoll_ctl_nl_open(&nl, false);
 	if (ret)
 		return ret;
-	ret = kcoll_nl_comm_list(nl, &comms, &n);
-	kcoll_nl_close(nl);
+	ret = kcoll_ctl_nl_done(nl, "stats show", kcoll_nl_comm_list(nl, &comms, &n));
 	if (ret)
-		return kcoll_ctl_nl_err("stats show", ret);
+		return ret;
 	kcoll_ctl_doc_begin(ctl, false);
 	kcoll_ctl_arr_begin(ctl, "comms");
 	for (i = 0; i < n; i++) {
