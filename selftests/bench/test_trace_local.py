@@ -3,7 +3,7 @@
 """Host test of bench/trace_local.py (no VM): a synthetic trace of two ranks, whose phases are
 known, must come out exactly; a call whose operation never started is not counted; CPU shares
 and interrupt wake-ups are counted from the scheduler's events.  TAP.  Run by
-selftests/host's test_bench_report.
+selftests/host's test_trace_local.
 """
 import os
 import sys
