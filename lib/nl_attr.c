@@ -88,6 +88,9 @@ static int kcoll_nl_one(const struct kcoll_nl_attr *f, const struct nlattr *a, v
 	case KCOLL_NL_U16:
 	case KCOLL_NL_U32:
 	case KCOLL_NL_U64:
+		/* a short one would be read past its end: the field keeps its default */
+		if (mnl_attr_get_payload_len(a) < kcoll_nl_width[f->kind])
+			return 0;
 		kcoll_nl_conv(field, f->size, mnl_attr_get_payload(a), kcoll_nl_width[f->kind]);
 		break;
 	case KCOLL_NL_FLAG:

@@ -31,9 +31,8 @@ void kcoll_nl_strcpy(char *dst, size_t len, const struct nlattr *a);
 
 /*
  * Attributes decoded by table (nl_attr.c): an object's table, indexed by attribute type,
- * names the field each attribute lands in.  Integers are read as libmnl's getters read them
- * (no length check) and stored in the field's own size, so a u32 fills an int32_t and a u8
- * an int.  Types the table lacks are skipped.  Tables are const: no lock, nothing to free.
+ * names the field each attribute lands in.  Integers are stored in the field's own size, so a
+ * u32 fills an int32_t and a u8 an int; one shorter than its kind is skipped.  Types the table lacks are skipped.  Tables are const: no lock, nothing to free.
  */
 enum kcoll_nl_kind {
 	KCOLL_NL_NONE,		/* not decoded */
