@@ -30,7 +30,8 @@ def parse(lines):
     """The per-call phases (a list of dicts) and the per-CPU time shares of a trace."""
     open_call = {}          # pid -> the call in progress
     by_work = {}            # work struct -> the call that queued it, until its op starts
-    running = {}            # (rank, op) -> call
+    running = {}            # (comm, rank, op) -> call
+    current = {}            # cpu -> the kcoll_op_work running there
     calls = []
     cpu_state = {}          # cpu -> (since, kind)
     share = {}              # cpu -> kind -> us
@@ -59,12 +60,12 @@ def parse(lines):
                 c["queued"] = ts
                 by_work[work.group(2)] = c
         elif ev == "workqueue_execute_start" and "kcoll_op_work" in body:
-            running["work"] = body.split()[2].rstrip(":")
+            current[cpu] = body.split()[2].rstrip(":")
         elif ev in ("kcoll_op_start", "kcoll_op_finish"):
             kv = dict(KV.findall(body))
             key = (kv.get("comm"), kv.get("rank"), kv.get("op"))
             if ev == "kcoll_op_start":
-                c = by_work.pop(running.get("work"), None)
+                c = by_work.pop(current.get(cpu), None)
                 if c is not None:
                     c["op_start"] = ts
                     running[key] = c
