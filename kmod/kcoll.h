@@ -40,6 +40,7 @@
 
 #include "kcoll_config.h"
 #include "kcoll_fault.h"
+#include "kcoll_pending.h"
 #include "kcoll_state.h"
 #include "kcoll_transport.h"
 #include "kcoll_wire.h"
@@ -88,9 +89,9 @@ struct kcoll_dev {
  *		(kcoll_ctx_take())
  * @lock:	guards @comms and the handle counters
  * @comms:	handle -> comm, each entry holding a comm reference
- * @reqs:	non-blocking request id -> req (own xa_lock), each holding a req reference
+ * @reqs:	non-blocking request id -> struct kcoll_pending of a transfer or a collective
+ *		(own xa_lock), each holding a reference (kcoll_pending.c)
  * @maps:	mmap cookie -> buf (own xa_lock), each holding a buf reference
- * @ops:	non-blocking collective id -> op (own xa_lock), each holding an op reference
  * @ndone:	completed non-blocking requests not waited for yet (poll() reports POLLIN)
  * @poll_wq:	woken when @ndone grows
  *
@@ -106,8 +107,6 @@ struct kcoll_ctx {
 	u32 next_req;
 	struct xarray maps;
 	u32 next_map;
-	struct xarray ops;
-	u32 next_op;
 	atomic_t ndone;
 	wait_queue_head_t poll_wq;
 	atomic_t ncomms;
@@ -427,7 +426,7 @@ struct kcoll_mem {
  *		posted (comm->lock)
  * @keyed:	receive: its CTS announced keys of its own memory (mem.own), which die
  *		with @hw_work before the outcome is reported (kcoll_req_settle())
- * @id:		non-blocking request id, or 0
+ * @pending:	how the file's request table and WAIT see it (its id: 0 when blocking)
  * @qlist:	in conn->sendq / conn->recvq (comm->lock)
  * @all:	in comm->reqs while it holds hardware resources (comm->lock)
  * @hw_queued:	@hw_work queued (comm->lock)
@@ -457,7 +456,7 @@ struct kcoll_req {
 	bool acked;
 	bool step_noted;
 	bool keyed;
-	u64 id;
+	struct kcoll_pending pending;
 	struct list_head qlist;
 	struct list_head all;
 	bool hw_queued;
@@ -511,7 +510,7 @@ enum kcoll_op_step_state {
  * @ref:	references: the comm's queue while not done, every step request, the ctx's
  *		request table (non-blocking) and a blocking caller
  * @comm:	owner (a comm reference)
- * @id:		non-blocking request id, or 0
+ * @pending:	how the file's request table and WAIT see it (its id: 0 when blocking)
  * @args, @algo, @dtype, @redop, @chunk: the call
  * @counts:	the v-collectives' arrays (one allocation), referenced by @args
  * @tag:	(op sequence << 32) | schedule fingerprint, checked by the peers in every CTS
@@ -533,7 +532,7 @@ enum kcoll_op_step_state {
 struct kcoll_op {
 	struct kref ref;
 	struct kcoll_comm *comm;
-	u64 id;
+	struct kcoll_pending pending;
 	struct kcoll_coll_args args;
 	int algo;
 	int dtype;
@@ -689,8 +688,6 @@ void kcoll_op_put(struct kcoll_op *op);
 void kcoll_coll_kick(struct kcoll_comm *comm);
 void kcoll_coll_shutdown(struct kcoll_comm *comm);
 void kcoll_teardown_unlock(struct kcoll_comm *comm);
-int kcoll_coll_wait_ctx(struct kcoll_ctx *ctx, struct kcoll_wait *arg);
-void kcoll_ctx_drop_ops(struct kcoll_ctx *ctx);
 
 /* kcoll_engine.c */
 /* What the control plane shows of an engine; serves: 0 no, 1 declares, 2 serves now. */
@@ -714,13 +711,11 @@ void kcoll_engine_finalize(void *buf, size_t count, enum kcoll_datatype dt, enum
 int kcoll_req_queue(struct kcoll_req *req);
 struct kcoll_req *kcoll_req_new(struct kcoll_comm *comm, u32 peer, bool send);
 long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg);
-long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg);
 int kcoll_p2p_init(void);
 void kcoll_req_complete(struct kcoll_req *req, int status, u64 result);
 void kcoll_req_put(struct kcoll_req *req);
 void kcoll_proto_error(struct kcoll_conn *conn, const char *what);
 void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what);
-void kcoll_ctx_drop_reqs(struct kcoll_ctx *ctx);
 void kcoll_comm_watchdog(struct work_struct *work);
 
 /* transport/rdma_dev.c */
@@ -751,6 +746,17 @@ static inline int kcoll_comm_unready(const struct kcoll_comm *comm)
 	int err = READ_ONCE(comm->error);
 
 	return err ? err : -ENOTCONN;
+}
+
+/* What a new call on @comm gets: 0 while it is ready, else as kcoll_comm_unready(). */
+static inline int kcoll_comm_usable(struct kcoll_comm *comm)
+{
+	int ret;
+
+	spin_lock_bh(&comm->lock);
+	ret = comm->state == KCOLL_COMM_READY ? 0 : kcoll_comm_unready(comm);
+	spin_unlock_bh(&comm->lock);
+	return ret;
 }
 
 /*

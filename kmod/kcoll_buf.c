@@ -498,9 +498,7 @@ long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg)
 	}
 
 	mutex_lock(&comm->teardown_mutex);
-	spin_lock_bh(&comm->lock);
-	ret = comm->state == KCOLL_COMM_READY ? 0 : (comm->error ? comm->error : -ENOTCONN);
-	spin_unlock_bh(&comm->lock);
+	ret = kcoll_comm_usable(comm);
 	if (!ret && comm->shut)
 		ret = kcoll_comm_unready(comm);
 	if (ret)

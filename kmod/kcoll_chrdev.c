@@ -61,7 +61,6 @@ static int kcoll_open(struct inode *inode, struct file *file)
 	xa_init_flags(&ctx->comms, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->reqs, XA_FLAGS_ALLOC1);
 	xa_init_flags(&ctx->maps, XA_FLAGS_ALLOC1);
-	xa_init_flags(&ctx->ops, XA_FLAGS_ALLOC1);
 	init_waitqueue_head(&ctx->poll_wq);
 	file->private_data = ctx;
 	atomic_inc(&kcoll_nctx);
@@ -74,9 +73,7 @@ static int kcoll_release(struct inode *inode, struct file *file)
 
 	kcoll_ctx_destroy_comms(ctx);
 	kcoll_ctx_drop_maps(ctx);
-	kcoll_ctx_drop_ops(ctx);
 	xa_destroy(&ctx->comms);
-	xa_destroy(&ctx->ops);
 	xa_destroy(&ctx->reqs);
 	xa_destroy(&ctx->maps);
 	put_pid(ctx->tgid);

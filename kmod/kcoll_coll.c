@@ -18,7 +18,6 @@
 /* Largest single message of a schedule (a CTS must describe it in one message). */
 #define KCOLL_COLL_MAX_MSG	SZ_256M
 /* Request ids of collectives have this bit set; point-to-point ids do not. */
-#define KCOLL_OP_ID_BIT		BIT_ULL(32)
 
 /* Setup ------------------------------------------------------------------------------- */
 
@@ -146,6 +145,7 @@ static struct kcoll_op *kcoll_op_create(struct kcoll_comm *comm, const struct kc
 	kref_init(&op->ref);
 	kcoll_comm_get(comm);
 	op->comm = comm;
+	kcoll_pending_init(&op->pending, &kcoll_op_pending_ops, comm, &op->ref, &op->state);
 	kcoll_comm_hw_hold(comm);	/* dropped by kcoll_op_release_hw() */
 	op->counted = true;
 	op->state = KCOLL_OP_QUEUED;	/* initial: nobody else sees it yet */
@@ -240,7 +240,7 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 	struct kcoll_coll arg;
 	struct kcoll_op *op;
 	bool slot = false;
-	u32 usize, id;
+	u32 usize;
 	long ret;
 
 	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_COLL_SIZE_VER0, uarg, &usize);
@@ -250,13 +250,9 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 	if (!comm)
 		return -ENOENT;
 	ret = kcoll_op_check(&arg, comm);
-	if (!ret) {
-		spin_lock_bh(&comm->lock);
-		ret = comm->state == KCOLL_COMM_READY ? 0 :
-		      (comm->error ? comm->error : -ENOTCONN);
-		spin_unlock_bh(&comm->lock);
-	}
-	/* Before pinning anything: a slot of the file's, owned by the ctx->ops entry. */
+	if (!ret)
+		ret = kcoll_comm_usable(comm);
+	/* Before pinning anything: a slot of the file's, owned by the ctx->reqs entry. */
 	if (!ret && (arg.flags & KCOLL_COLL_NONBLOCK)) {
 		ret = kcoll_ctx_take(&ctx->nreqs, kcoll_max_reqs_per_file);
 		slot = !ret;
@@ -275,25 +271,19 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 		goto out_put_comm;
 	}
 	if (arg.flags & KCOLL_COLL_NONBLOCK) {
-		ret = kcoll_fi(ALLOC, -ENOMEM, xa_alloc_cyclic(&ctx->ops, &id, op, xa_limit_31b,
-							       &ctx->next_op, GFP_KERNEL));
-		if (ret < 0)
+		ret = kcoll_pending_add(ctx, &op->pending);
+		if (ret)
 			goto out_put_op;
-		op->id = id;
-		kref_get(&op->ref);	/* the request table's */
-		slot = false;		/* and the file's slot */
+		slot = false;		/* the table's entry owns it */
 	}
 	ret = kcoll_op_submit(op);
 	if (ret) {
-		if (op->id && xa_erase(&ctx->ops, op->id)) {
-			kcoll_ctx_give(&ctx->nreqs);
-			kcoll_op_put(op);
-		}
+		kcoll_pending_cancel(ctx, &op->pending);
 		goto out_put_op;
 	}
 	arg.algo_used = op->algo;
-	if (op->id) {
-		arg.req = op->id | KCOLL_OP_ID_BIT;
+	if (op->pending.id) {
+		arg.req = op->pending.id;
 		ret = kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
 		goto out_put_op;
 	}
@@ -315,67 +305,4 @@ out_put_comm:
 		kcoll_ctx_give(&ctx->nreqs);
 	kcoll_comm_put(comm);
 	return ret;
-}
-
-/**
- * kcoll_coll_wait_ctx - KCOLL_IOC_WAIT for a collective's request id
- * @ctx:	the file
- * @arg:	the WAIT argument, copied in
- * Return: as KCOLL_IOC_WAIT; @arg filled on 0.
- */
-int kcoll_coll_wait_ctx(struct kcoll_ctx *ctx, struct kcoll_wait *arg)
-{
-	u32 id = (u32)arg->req;
-	struct kcoll_op *op;
-	long ret;
-
-	if (!(arg->req & KCOLL_OP_ID_BIT) || arg->req >> 33 || !id)
-		return -EINVAL;
-	xa_lock(&ctx->ops);
-	op = xa_load(&ctx->ops, id);
-	if (op && op->comm->handle == arg->comm)
-		kref_get(&op->ref);
-	else
-		op = NULL;
-	xa_unlock(&ctx->ops);
-	if (!op)
-		return -ENOENT;
-	if (arg->timeout_ms) {
-		unsigned long t = arg->timeout_ms == U32_MAX ? MAX_SCHEDULE_TIMEOUT :
-				  msecs_to_jiffies(arg->timeout_ms);
-
-		ret = wait_event_killable_timeout(op->comm->wq,
-						  READ_ONCE(op->state) == KCOLL_OP_DONE, t);
-		if (ret < 0) {
-			kcoll_op_put(op);
-			return -EINTR;
-		}
-	}
-	if (READ_ONCE(op->state) != KCOLL_OP_DONE) {
-		kcoll_op_put(op);
-		return -EAGAIN;
-	}
-	if (xa_erase(&ctx->ops, id) == op) {
-		atomic_dec(&ctx->ndone);
-		kcoll_ctx_give(&ctx->nreqs);
-		kcoll_op_put(op);
-	}
-	arg->status = op->status;
-	arg->result = kcoll_op_payload(op);
-	kcoll_op_put(op);
-	return 0;
-}
-
-/* File release: drop the references of collectives nobody waited for. */
-void kcoll_ctx_drop_ops(struct kcoll_ctx *ctx)
-{
-	struct kcoll_op *op;
-	unsigned long id;
-
-	xa_for_each(&ctx->ops, id, op) {
-		if (xa_erase(&ctx->ops, id) == op) {
-			kcoll_ctx_give(&ctx->nreqs);
-			kcoll_op_put(op);
-		}
-	}
 }

@@ -29,5 +29,6 @@ static inline bool kcoll_coll_vector(u32 coll)
 u64 kcoll_op_payload(const struct kcoll_op *op);
 void kcoll_op_work(struct work_struct *work);
 int kcoll_op_submit(struct kcoll_op *op);
+extern const struct kcoll_pending_ops kcoll_op_pending_ops;
 
 #endif /* _KCOLL_COLL_H */

@@ -278,47 +278,43 @@ static struct kcoll_comm *kcoll_comm_unhandle(struct kcoll_ctx *ctx, u32 handle)
 	return comm;
 }
 
-static int kcoll_comm_arg_in(struct kcoll_comm_arg *arg, void __user *uarg)
+/*
+ * The communicator a COMM_DESTROY or COMM_ABORT argument names, with a reference: taken
+ * out of the file's table (@unhandle, the table's reference) or looked up in it.
+ */
+static struct kcoll_comm *kcoll_comm_arg_in(struct kcoll_ctx *ctx, void __user *uarg,
+					    bool unhandle)
 {
+	struct kcoll_comm_arg arg;
+	struct kcoll_comm *comm;
 	u32 usize;
 	int ret;
 
-	ret = kcoll_uarg_copy_in(arg, sizeof(*arg), KCOLL_COMM_ARG_SIZE_VER0, uarg, &usize);
+	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_COMM_ARG_SIZE_VER0, uarg, &usize);
 	if (ret)
-		return ret;
-	if (arg->flags || arg->reserved0)
-		return -EINVAL;
-	return 0;
+		return ERR_PTR(ret);
+	if (arg.flags || arg.reserved0)
+		return ERR_PTR(-EINVAL);
+	comm = unhandle ? kcoll_comm_unhandle(ctx, arg.handle) : kcoll_comm_lookup(ctx, arg.handle);
+	return comm ? comm : ERR_PTR(-ENOENT);
 }
 
 long kcoll_ioctl_comm_destroy(struct kcoll_ctx *ctx, void __user *uarg)
 {
-	struct kcoll_comm_arg arg;
-	struct kcoll_comm *comm;
-	int ret;
+	struct kcoll_comm *comm = kcoll_comm_arg_in(ctx, uarg, true);
 
-	ret = kcoll_comm_arg_in(&arg, uarg);
-	if (ret)
-		return ret;
-	comm = kcoll_comm_unhandle(ctx, arg.handle);
-	if (!comm)
-		return -ENOENT;
+	if (IS_ERR(comm))
+		return PTR_ERR(comm);
 	kcoll_comm_destroy(comm);
 	return 0;
 }
 
 long kcoll_ioctl_comm_abort(struct kcoll_ctx *ctx, void __user *uarg)
 {
-	struct kcoll_comm_arg arg;
-	struct kcoll_comm *comm;
-	int ret;
+	struct kcoll_comm *comm = kcoll_comm_arg_in(ctx, uarg, false);
 
-	ret = kcoll_comm_arg_in(&arg, uarg);
-	if (ret)
-		return ret;
-	comm = kcoll_comm_lookup(ctx, arg.handle);
-	if (!comm)
-		return -ENOENT;
+	if (IS_ERR(comm))
+		return PTR_ERR(comm);
 	kcoll_comm_abort(comm);
 	kcoll_nl_event_comm(comm, KCOLL_NL_COMM_FAILED);
 	kcoll_comm_put(comm);
@@ -331,7 +327,7 @@ void kcoll_ctx_destroy_comms(struct kcoll_ctx *ctx)
 	struct kcoll_comm *comm;
 	unsigned long handle;
 
-	kcoll_ctx_drop_reqs(ctx);
+	kcoll_ctx_drop_pending(ctx);
 	xa_for_each(&ctx->comms, handle, comm) {
 		comm = kcoll_comm_unhandle(ctx, handle);
 		if (comm)

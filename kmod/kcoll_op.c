@@ -78,6 +78,21 @@ void kcoll_op_put(struct kcoll_op *op)
 	kref_put(&op->ref, kcoll_op_free);
 }
 
+/* What the file's request table does with a collective (kcoll_pending.c). */
+static void kcoll_op_pending_report(const struct kcoll_pending *p, struct kcoll_wait *arg)
+{
+	const struct kcoll_op *op = container_of(p, struct kcoll_op, pending);
+
+	arg->status = op->status;
+	arg->result = kcoll_op_payload(op);
+}
+
+const struct kcoll_pending_ops kcoll_op_pending_ops = {
+	.release	= kcoll_op_free,
+	.done_state	= KCOLL_OP_DONE,
+	.report		= kcoll_op_pending_report,
+};
+
 /* Queue the op's work with a reference for it. */
 static void kcoll_op_kick(struct kcoll_op *op)
 {
@@ -388,10 +403,7 @@ static void kcoll_op_finish(struct kcoll_op *op, int status)
 	next = list_first_entry_or_null(&comm->ops, struct kcoll_op, list);
 	if (next)
 		kcoll_op_kick(next);
-	if (op->id) {
-		atomic_inc(&comm->ctx->ndone);
-		wake_up_all(&comm->ctx->poll_wq);
-	}
+	kcoll_pending_complete(&op->pending);
 	wake_up_all(&comm->wq);
 	spin_unlock_bh(&comm->lock);
 	kcoll_op_put(op);	/* comm->ops' reference */

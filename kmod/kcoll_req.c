@@ -122,10 +122,7 @@ void kcoll_req_complete(struct kcoll_req *req, int status, u64 result)
 			atomic64_inc(&comm->rx_ops);
 		}
 	}
-	if (req->id) {
-		atomic_inc(&comm->ctx->ndone);
-		wake_up_all(&comm->ctx->poll_wq);
-	}
+	kcoll_pending_complete(&req->pending);
 	if (req->ops && !req->step_noted)
 		req->ops->done(req);
 	else if (req->ops && status)	/* its owner went on: fail the comm instead */
@@ -216,6 +213,8 @@ static int kcoll_p2p_check(const struct kcoll_p2p *arg, struct kcoll_comm *comm)
 	return 0;
 }
 
+static const struct kcoll_pending_ops kcoll_req_pending_ops;
+
 /**
  * kcoll_req_new - a request to or from a peer
  * @comm:	communicator (the request holds a reference: WAIT works after a destroy)
@@ -231,6 +230,7 @@ struct kcoll_req *kcoll_req_new(struct kcoll_comm *comm, u32 peer, bool send)
 	kref_init(&req->ref);
 	kcoll_comm_get(comm);
 	req->comm = comm;
+	kcoll_pending_init(&req->pending, &kcoll_req_pending_ops, comm, &req->ref, &req->state);
 	req->conn = &comm->conns[peer];
 	req->send = send;
 	req->state = KCOLL_REQ_QUEUED;	/* initial: nobody else sees it yet */
@@ -320,6 +320,27 @@ static void kcoll_req_settle(struct kcoll_req *req)
 	flush_work(&req->hw_work);
 }
 
+/* What the file's request table does with a transfer (kcoll_pending.c). */
+static void kcoll_req_pending_settle(struct kcoll_pending *p)
+{
+	kcoll_req_settle(container_of(p, struct kcoll_req, pending));
+}
+
+static void kcoll_req_pending_report(const struct kcoll_pending *p, struct kcoll_wait *arg)
+{
+	const struct kcoll_req *req = container_of(p, struct kcoll_req, pending);
+
+	arg->status = req->status;
+	arg->result = req->result;
+}
+
+static const struct kcoll_pending_ops kcoll_req_pending_ops = {
+	.release	= kcoll_req_release,
+	.done_state	= KCOLL_REQ_DONE,
+	.settle		= kcoll_req_pending_settle,
+	.report		= kcoll_req_pending_report,
+};
+
 /*
  * Wait for a blocking request (@timeout_ms 0: as long as the peer is alive); a timeout or a
  * fatal signal poisons the comm, since the request cannot be taken back from the wire.
@@ -348,7 +369,7 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 	struct kcoll_comm *comm;
 	struct kcoll_req *req;
 	struct kcoll_p2p arg;
-	u32 usize, id;
+	u32 usize;
 	bool held = false, slot = false;
 	int ret;
 
@@ -361,9 +382,7 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 	ret = kcoll_p2p_check(&arg, comm);
 	if (ret)
 		goto out_put_comm;
-	spin_lock_bh(&comm->lock);
-	ret = comm->state == KCOLL_COMM_READY ? 0 : (comm->error ? comm->error : -ENOTCONN);
-	spin_unlock_bh(&comm->lock);
+	ret = kcoll_comm_usable(comm);
 	if (ret)
 		goto out_put_comm;
 	/* Before pinning anything: a slot of the file's, owned by the ctx->reqs entry. */
@@ -408,22 +427,16 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 	}
 
 	if (arg.flags & KCOLL_P2P_NONBLOCK) {
-		ret = kcoll_fi(ALLOC, -ENOMEM, xa_alloc_cyclic(&ctx->reqs, &id, req, xa_limit_31b,
-							       &ctx->next_req, GFP_KERNEL));
-		if (ret < 0) {
+		ret = kcoll_pending_add(ctx, &req->pending);
+		if (ret) {
 			kcoll_mem_release(&req->mem);
 			goto out_put_req;
 		}
-		req->id = id;
-		kref_get(&req->ref);	/* the request table's reference */
-		slot = false;		/* and the file's slot */
+		slot = false;		/* the table's entry owns it */
 	}
 	ret = kcoll_req_queue(req);
 	if (ret) {
-		if (req->id && xa_erase(&ctx->reqs, req->id)) {
-			kcoll_ctx_give(&ctx->nreqs);
-			kcoll_req_put(req);
-		}
+		kcoll_pending_cancel(ctx, &req->pending);
 		kcoll_mem_release(&req->mem);
 		goto out_put_req;
 	}
@@ -431,8 +444,8 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 		kcoll_comm_hw_unhold(comm);
 		held = false;
 	}
-	if (req->id) {
-		arg.req = req->id;
+	if (req->pending.id) {
+		arg.req = req->pending.id;
 		ret = kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
 	} else {
 		ret = kcoll_req_wait(req, arg.timeout_ms);
@@ -450,77 +463,4 @@ out_put_comm:
 		kcoll_ctx_give(&ctx->nreqs);
 	kcoll_comm_put(comm);
 	return ret;
-}
-
-long kcoll_ioctl_wait(struct kcoll_ctx *ctx, void __user *uarg)
-{
-	struct kcoll_req *req;
-	struct kcoll_wait arg;
-	u32 usize;
-	long ret;
-
-	ret = kcoll_uarg_copy_in(&arg, sizeof(arg), KCOLL_WAIT_SIZE_VER0, uarg, &usize);
-	if (ret)
-		return ret;
-	if (arg.flags || arg.reserved0 || arg.reserved[0] || arg.reserved[1] || !arg.req)
-		return -EINVAL;
-	if (arg.req > U32_MAX) {
-		/* A collective's request. */
-		ret = kcoll_coll_wait_ctx(ctx, &arg);
-		if (ret)
-			return ret;
-		arg.reserved0 = 0;
-		return kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
-	}
-	xa_lock(&ctx->reqs);
-	req = xa_load(&ctx->reqs, arg.req);
-	if (req && req->comm->handle == arg.comm)
-		kref_get(&req->ref);
-	else
-		req = NULL;
-	xa_unlock(&ctx->reqs);
-	if (!req)
-		return -ENOENT;
-
-	if (arg.timeout_ms) {
-		unsigned long t = arg.timeout_ms == U32_MAX ? MAX_SCHEDULE_TIMEOUT :
-				  msecs_to_jiffies(arg.timeout_ms);
-
-		ret = wait_event_killable_timeout(req->comm->wq,
-						  READ_ONCE(req->state) == KCOLL_REQ_DONE, t);
-		if (ret < 0) {
-			kcoll_req_put(req);
-			return -EINTR;
-		}
-	}
-	if (READ_ONCE(req->state) != KCOLL_REQ_DONE) {
-		kcoll_req_put(req);
-		return -EAGAIN;
-	}
-	kcoll_req_settle(req);
-	/* Consume it: whoever erases it owns the table's reference. */
-	if (xa_erase(&ctx->reqs, arg.req) == req) {
-		atomic_dec(&ctx->ndone);
-		kcoll_ctx_give(&ctx->nreqs);
-		kcoll_req_put(req);
-	}
-	arg.status = req->status;
-	arg.reserved0 = 0;
-	arg.result = req->result;
-	kcoll_req_put(req);
-	return kcoll_uarg_copy_out(uarg, usize, &arg, sizeof(arg));
-}
-
-/* File release: drop the references of requests nobody waited for. */
-void kcoll_ctx_drop_reqs(struct kcoll_ctx *ctx)
-{
-	struct kcoll_req *req;
-	unsigned long id;
-
-	xa_for_each(&ctx->reqs, id, req) {
-		if (xa_erase(&ctx->reqs, id) == req) {
-			kcoll_ctx_give(&ctx->nreqs);
-			kcoll_req_put(req);
-		}
-	}
 }

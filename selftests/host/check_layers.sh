@@ -30,7 +30,7 @@ layer_of() {
 	tcp.c|tcp_conn.c|tcp_listen.c) echo 1 ;;			# kernel TCP
 	keyed_mem.c|auth.c) echo 1 ;;					# shared by transports
 	kcoll_rx.c) echo 2 ;;						# receive dispatch
-	kcoll_p2p.c|kcoll_req.c|kcoll_buf.c) echo 3 ;;			# point-to-point
+	kcoll_p2p.c|kcoll_req.c|kcoll_pending.c|kcoll_buf.c) echo 3 ;;	# point-to-point
 	kcoll_coll.c|kcoll_op.c) echo 4 ;;				# collectives
 	kcoll_comm.c|kcoll_comm_ioctl.c|kcoll_conn.c|kcoll_comm_desc.c|kcoll_chrdev.c|kcoll_sysfs.c|kcoll_config.c) echo 5 ;; # control
 	kcoll_nl.c|kcoll_nl_dev.c|kcoll_nl_comm.c|kcoll_nl_config.c|kcoll_nl_engine.c) echo 5 ;;

@@ -245,7 +245,7 @@ static const struct ioctl_row ioctl_rows[] = {
 	WT("wait req 2^32 (low half 0)", -EINVAL, F(kcoll_wait, req, 1ULL << 32)),
 	WT("wait req ~0", -EINVAL, F(kcoll_wait, req, ~0ULL)),
 	WT("wait req unknown", -ENOENT, F(kcoll_wait, req, 12345)),
-	WT("wait coll req unknown", -ENOENT, F(kcoll_wait, req, (1ULL << 32) | 777)),
+	WT("wait req 2^32 + 777", -EINVAL, F(kcoll_wait, req, (1ULL << 32) | 777)),
 	WT("wait req consumed", -ENOENT, F(kcoll_wait, req, S(S_REQ_DONE))),
 	WT("wait req on other comm", -ENOENT, F(kcoll_wait, req, S(S_REQ_BARRIER)),
 	   F(kcoll_wait, comm, S(S_COMM_CLOSED))),
