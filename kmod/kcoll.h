@@ -170,13 +170,9 @@ struct kcoll_ctrl {
  * @tp:			the transport that reaches the peer (constant; the layers above
  *			call only through it)
  * @state:		enum kcoll_conn_state (comm->lock)
- * @cm_id, @cq, @qp:	set up by the connect path, torn down by kcoll_conn_teardown()
  * @retry_work:		active side: the next connect attempt
  * @last_err:		why the last attempt failed (comm->lock)
- * @rx, @tx:		control buffers (allocated once the QP exists)
- * @wr_cqe:		completion of data WRITEs and REG_MRs: only returns a send slot
- * @tx_free:		unused @tx entries (comm->lock)
- * @sq_free:		free send queue slots (comm->lock)
+ * @tx_free:		the transport's unused control message slots (comm->lock)
  * @sendq, @recvq:	posted sends and receives in sequence order (comm->lock)
  * @send_seq, @recv_seq: next sequence number to give (comm->lock)
  * @cts_early:		CTS messages that arrived before their send was posted (comm->lock)
@@ -185,8 +181,6 @@ struct kcoll_ctrl {
  * @ncts_early, @neager_early, @nbuf_early: entries of those lists, each at most
  *			KCOLL_EARLY_MAX (KCOLL_BUF_EARLY_MAX) (comm->lock)
  * @cts_next:		the lowest sequence number the next CTS may carry (comm->lock)
- * @accepting:		the passive side is setting this connection up (comm->lock);
- *			teardown waits until it is done (kcoll_conn_accept())
  * @last_ok:		jiffies of the last sign of life of the peer: a message from it, or
  *			the completion (its acknowledgment) of one we sent (comm->lock)
  * @last_tx:		jiffies of the last work request we posted (comm->lock)
@@ -197,7 +191,10 @@ struct kcoll_ctrl {
  * @ready_sent:		our READY went out (comm->lock); on an accepted connection it
  *			waits for the peer's (iWARP: the MPA initiator sends first)
  * @peer_left:		the peer's BYE arrived: it destroyed its end (comm->lock)
- * @tp_priv:		the transport's own state of this peer (loop), or NULL
+ * @tp_priv:		the transport's own state of this peer (struct kcoll_rdma_conn,
+ *			kcoll_tcp_conn or kcoll_loop_conn), set by its attach and freed by
+ *			its detach; NULL before and after, and for the comm's own rank
+ *			(TCP: the listener there)
  * @sgid_index:		source GID index of the QP once established (RoCE, IB with a GRH),
  *			-1: not known (comm->lock)
  * @gid_type:		enum ib_gid_type of that entry, -1: not known (comm->lock)
@@ -207,16 +204,9 @@ struct kcoll_conn {
 	u32 peer;
 	const struct kcoll_transport *tp;
 	int state;
-	struct rdma_cm_id *cm_id;
-	struct ib_cq *cq;
-	struct ib_qp *qp;
 	struct delayed_work retry_work;
 	int last_err;
-	struct kcoll_ctrl *rx;
-	struct kcoll_ctrl *tx;
-	struct ib_cqe wr_cqe;
 	struct list_head tx_free;
-	int sq_free;
 	struct list_head sendq;
 	struct list_head recvq;
 	u32 send_seq;
@@ -228,7 +218,6 @@ struct kcoll_conn {
 	unsigned int neager_early;
 	unsigned int nbuf_early;
 	u32 cts_next;
-	bool accepting;
 	unsigned long last_ok;
 	unsigned long last_tx;
 	unsigned long sq_moved;

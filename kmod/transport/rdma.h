@@ -20,6 +20,37 @@
 #define KCOLL_RETRY_MS		200
 #define KCOLL_RESOLVE_MS	2000
 
+/**
+ * struct kcoll_rdma_conn - the RDMA transport's end of one peer (conn->tp_priv)
+ * @conn:	the peer it serves
+ * @cm_id, @cq, @qp: set up by the connect path, torn down by kcoll_conn_teardown()
+ * @rx, @tx:	control buffers (allocated once the QP exists)
+ * @wr_cqe:	completion of data WRITEs and REG_MRs: only returns a send slot
+ * @sq_free:	free send queue slots (comm->lock)
+ * @accepting:	the passive side is setting this connection up (comm->lock); teardown
+ *		waits until it is done (kcoll_conn_accept())
+ *
+ * Allocated by kcoll_rdma_attach() for every peer, freed by kcoll_rdma_detach() after
+ * every peer's teardown.
+ */
+struct kcoll_rdma_conn {
+	struct kcoll_conn *conn;
+	struct rdma_cm_id *cm_id;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct kcoll_ctrl *rx;
+	struct kcoll_ctrl *tx;
+	struct ib_cqe wr_cqe;
+	int sq_free;
+	bool accepting;
+};
+
+/* @conn's RDMA end; NULL for the comm's own rank, and before attach or after detach. */
+static inline struct kcoll_rdma_conn *kcoll_rdma(const struct kcoll_conn *conn)
+{
+	return conn->tp_priv;
+}
+
 /* rdma_dev.c */
 int kcoll_rdma_attach(struct kcoll_comm *comm);
 void kcoll_rdma_detach(struct kcoll_comm *comm);

@@ -83,7 +83,7 @@ static const char *kcoll_gid_type_str(int type)
  * stale pointer there), so the type comes from the GID table.  Returns 0, or the error of
  * ib_query_qp(): then the index is not known although there is one to know.
  *
- * Context: process, in the id's cm handler (its handler lock keeps conn->qp), and without
+ * Context: process, in the id's cm handler (its handler lock keeps kcoll_rdma(conn)->qp), and without
  * comm->lock: query_qp may sleep (rxe's calls cond_resched(), hardware drivers wait for a
  * firmware command).
  */
@@ -99,9 +99,9 @@ static int kcoll_conn_read_gid(struct kcoll_conn *conn, struct rdma_cm_id *id,
 	might_sleep();
 	g->index = -1;
 	g->type = -1;
-	if (!conn->qp || rdma_protocol_iwarp(id->device, id->port_num))
+	if (!kcoll_rdma(conn)->qp || rdma_protocol_iwarp(id->device, id->port_num))
 		return 0;	/* iWARP: the address is all there is, no GID */
-	ret = ib_query_qp(conn->qp, &attr, IB_QP_AV, &init_attr);
+	ret = ib_query_qp(kcoll_rdma(conn)->qp, &attr, IB_QP_AV, &init_attr);
 	if (ret)
 		return ret;
 	/* InfiniBand within a subnet: routed by LID, no source GID on the wire. */
@@ -195,7 +195,7 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	 * after that, the comm is not connecting and the id is stale.
 	 */
 	spin_lock_bh(&comm->lock);
-	stale = id != conn->cm_id;
+	stale = id != kcoll_rdma(conn)->cm_id;
 	connecting = comm->state == KCOLL_COMM_CONNECTING;
 	up = conn->state == KCOLL_CONN_UP;
 	spin_unlock_bh(&comm->lock);
@@ -270,7 +270,7 @@ int kcoll_cm_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 			if (conn->state == KCOLL_CONN_UP)
 				kcoll_conn_change_state(conn, KCOLL_CONN_DOWN);
 			spin_unlock_bh(&comm->lock);
-			ib_drain_qp(conn->qp);
+			ib_drain_qp(kcoll_rdma(conn)->qp);
 			kcoll_transport_link->down(conn);
 		} else {
 			kcoll_conn_retry_later(conn, ev->event == RDMA_CM_EVENT_DISCONNECTED ?

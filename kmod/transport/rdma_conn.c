@@ -44,7 +44,7 @@ static void kcoll_conn_accept_done(struct kcoll_conn *conn)
 	struct kcoll_comm *comm = conn->comm;
 
 	spin_lock_bh(&comm->lock);
-	conn->accepting = false;
+	kcoll_rdma(conn)->accepting = false;
 	wake_up_all(&comm->wq);
 	spin_unlock_bh(&comm->lock);
 }
@@ -65,9 +65,9 @@ bool kcoll_conn_accept_ok(struct kcoll_conn *conn, struct rdma_cm_event *ev)
  *
  * Only a connecting comm that reaches the peer over RDMA accepts: a failed or shut down one
  * (whose device and PD are gone), or one on another transport (no device), is refused
- * before anything of it is looked at.  conn->accepting, set with that check under
+ * before anything of it is looked at.  kcoll_rdma(conn)->accepting, set with that check under
  * comm->lock, makes teardown wait (kcoll_conn_teardown()) until the QP and CQ built here on
- * the comm's PD are either published in conn->cm_id or destroyed again, so shutdown cannot
+ * the comm's PD are either published in kcoll_rdma(conn)->cm_id or destroyed again, so shutdown cannot
  * free the PD or drop the device under them.  (Not teardown_mutex: this runs under the
  * listener's rdma_cm handler lock, which teardown takes inside that mutex.)
  */
@@ -104,21 +104,21 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 		return KCOLL_REJ_DUPLICATE;
 	}
 	kcoll_conn_change_state(conn, KCOLL_CONN_CONNECTING);
-	conn->accepting = true;
+	kcoll_rdma(conn)->accepting = true;
 	spin_unlock_bh(&comm->lock);
 
 	ret = kcoll_conn_create_qp(conn, id);
 	if (ret)
 		goto out_idle;
 	/*
-	 * Teardown finds the connection through conn->cm_id: publish it only while the comm
+	 * Teardown finds the connection through kcoll_rdma(conn)->cm_id: publish it only while the comm
 	 * still connects, or teardown may already have passed this connection by.
 	 */
 	spin_lock_bh(&comm->lock);
 	if (comm->state == KCOLL_COMM_CONNECTING)
-		conn->cm_id = id;
+		kcoll_rdma(conn)->cm_id = id;
 	spin_unlock_bh(&comm->lock);
-	if (!conn->cm_id) {
+	if (!kcoll_rdma(conn)->cm_id) {
 		kcoll_conn_destroy_qp(conn, id);
 		kcoll_conn_accept_done(conn);
 		return KCOLL_REJ_STATE;
@@ -133,7 +133,7 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 	if (ret) {
 		kcoll_conn_destroy_qp(conn, id);
 		spin_lock_bh(&comm->lock);
-		conn->cm_id = NULL;
+		kcoll_rdma(conn)->cm_id = NULL;
 		spin_unlock_bh(&comm->lock);
 		id->context = NULL;
 		id->event_handler = NULL;
@@ -162,7 +162,7 @@ out_idle:
  * Active side: start (or restart) connecting to conn->peer.
  *
  * Context: comm->teardown_mutex held, so teardown cannot run between the state check and
- * publishing conn->cm_id.
+ * publishing kcoll_rdma(conn)->cm_id.
  */
 int kcoll_conn_connect(struct kcoll_conn *conn)
 {
@@ -188,7 +188,7 @@ int kcoll_conn_connect(struct kcoll_conn *conn)
 		rdma_destroy_id(id);
 		return 0;
 	}
-	conn->cm_id = id;
+	kcoll_rdma(conn)->cm_id = id;
 	kcoll_conn_change_state(conn, KCOLL_CONN_CONNECTING);
 	spin_unlock_bh(&comm->lock);
 
@@ -203,7 +203,7 @@ int kcoll_conn_connect(struct kcoll_conn *conn)
 						      KCOLL_RESOLVE_MS));
 	if (ret) {
 		spin_lock_bh(&comm->lock);
-		conn->cm_id = NULL;
+		kcoll_rdma(conn)->cm_id = NULL;
 		spin_unlock_bh(&comm->lock);
 		rdma_destroy_id(id);
 	}
@@ -226,8 +226,8 @@ static void kcoll_conn_release_id(struct kcoll_conn *conn)
 
 	lockdep_assert_held(&comm->teardown_mutex);
 	spin_lock_bh(&comm->lock);
-	id = conn->cm_id;
-	conn->cm_id = NULL;
+	id = kcoll_rdma(conn)->cm_id;
+	kcoll_rdma(conn)->cm_id = NULL;
 	was_up = conn->state == KCOLL_CONN_UP;
 	spin_unlock_bh(&comm->lock);
 	if (!id)
@@ -246,8 +246,8 @@ static void kcoll_conn_release_id(struct kcoll_conn *conn)
 	 * never came up has only receives posted, which destroying it discards; it may not
 	 * even accept the drain's WR (rxe refuses sends before RTS).
 	 */
-	if (conn->qp && was_up)
-		ib_drain_qp(conn->qp);
+	if (kcoll_rdma(conn)->qp && was_up)
+		ib_drain_qp(kcoll_rdma(conn)->qp);
 	kcoll_conn_destroy_qp(conn, id);
 	rdma_unlock_handler(id);
 	rdma_destroy_id(id);
@@ -307,9 +307,14 @@ void kcoll_conn_retry_work(struct work_struct *work)
  */
 void kcoll_conn_teardown(struct kcoll_conn *conn)
 {
-	/* An accept in progress builds on the PD: let it publish or undo its work first. */
-	wait_event(conn->comm->wq, !READ_ONCE(conn->accepting));
-	kcoll_conn_release_id(conn);
+	struct kcoll_rdma_conn *rc = kcoll_rdma(conn);
+
+	/* None for our own rank, or when attach failed: nothing was ever connected. */
+	if (rc) {
+		/* An accept in progress builds on the PD: let it publish or undo its work. */
+		wait_event(conn->comm->wq, !READ_ONCE(rc->accepting));
+		kcoll_conn_release_id(conn);
+	}
 	spin_lock_bh(&conn->comm->lock);
 	kcoll_conn_change_state(conn, KCOLL_CONN_DOWN);
 	spin_unlock_bh(&conn->comm->lock);

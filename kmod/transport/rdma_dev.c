@@ -251,13 +251,42 @@ out_destroy:
 	return ret;
 }
 
+/* Free every peer's RDMA end (each torn down, or never connected). */
+static void kcoll_rdma_peers_free(struct kcoll_comm *comm)
+{
+	u32 i;
+
+	for (i = 0; i < comm->nranks; i++) {
+		kfree(comm->conns[i].tp_priv);
+		comm->conns[i].tp_priv = NULL;
+	}
+}
+
+static int kcoll_rdma_peers_alloc(struct kcoll_comm *comm)
+{
+	struct kcoll_rdma_conn *rc;
+	u32 i;
+
+	for (i = 0; i < comm->nranks; i++) {
+		if (i == comm->rank)
+			continue;
+		rc = kcoll_fi(ALLOC, NULL, kzalloc(sizeof(*rc), GFP_KERNEL_ACCOUNT));
+		if (!rc)
+			return -ENOMEM;
+		rc->conn = &comm->conns[i];
+		comm->conns[i].tp_priv = rc;
+	}
+	return 0;
+}
+
 /**
  * kcoll_rdma_attach - attach: the RDMA resources a communicator of several ranks needs
  * @comm:	a comm being created, not listed yet
  *
  * The device of this rank's own address (a user reference in comm->dev, dropped by
  * kcoll_comm.c after detach: dumps read it under the comm list's mutex), a PD on it, and
- * the namespace's listener on the rank's port.  On failure nothing is left attached.
+ * the namespace's listener on the rank's port, and every peer's struct kcoll_rdma_conn.
+ * On failure nothing is left attached.
  *
  * Return: 0, -EADDRNOTAVAIL (no kcoll device has the address), -EPERM (the device is not
  * allowed) or -ENOMEM.  Context: process.
@@ -270,9 +299,12 @@ int kcoll_rdma_attach(struct kcoll_comm *comm)
 	struct kcoll_listener *l;
 	int ret;
 
+	ret = kcoll_rdma_peers_alloc(comm);
+	if (ret)
+		goto out_peers;
 	ret = kcoll_rdma_find_dev(comm);
 	if (ret)
-		return ret;
+		goto out_peers;
 	comm->pd = kcoll_fi(REG, ERR_PTR(-ENOMEM), ib_alloc_pd(comm->dev->ibdev, 0));
 	if (IS_ERR(comm->pd)) {
 		ret = PTR_ERR(comm->pd);
@@ -291,6 +323,8 @@ out_dev:
 	comm->pd = NULL;
 	kcoll_dev_put(comm->dev);
 	comm->dev = NULL;
+out_peers:
+	kcoll_rdma_peers_free(comm);
 	return ret;
 }
 
@@ -304,6 +338,7 @@ out_dev:
 void kcoll_rdma_detach(struct kcoll_comm *comm)
 {
 	lockdep_assert_held(&comm->teardown_mutex);
+	kcoll_rdma_peers_free(comm);
 	if (comm->pd) {
 		ib_dealloc_pd(comm->pd);
 		comm->pd = NULL;

@@ -199,7 +199,7 @@ static int __kcoll_rdma_mr_post_reg(struct kcoll_conn *conn, struct kcoll_region
 		};
 
 		*posted = i;
-		if (kcoll_fi(POST, -ENOMEM, ib_post_send(conn->qp, &reg.wr, NULL)))
+		if (kcoll_fi(POST, -ENOMEM, ib_post_send(kcoll_rdma(conn)->qp, &reg.wr, NULL)))
 			return -EIO;
 		kcoll_conn_sq_take(conn);
 	}
@@ -220,7 +220,7 @@ static int __kcoll_rdma_mr_post_reg(struct kcoll_conn *conn, struct kcoll_region
 int kcoll_rdma_mr_post_reg(struct kcoll_conn *conn, struct kcoll_region *r)
 {
 	unsigned int posted;
-	int ret = __kcoll_rdma_mr_post_reg(conn, r, &conn->wr_cqe, &posted);
+	int ret = __kcoll_rdma_mr_post_reg(conn, r, &kcoll_rdma(conn)->wr_cqe, &posted);
 
 	return ret < 0 ? ret : 0;
 }
@@ -262,7 +262,7 @@ static int kcoll_rdma_mr_reg_wait(struct kcoll_comm *comm, struct kcoll_regwait 
 	spin_lock_bh(&comm->lock);
 	kcoll_transport_up->fail(w->conn, ret);
 	spin_unlock_bh(&comm->lock);
-	if (ib_modify_qp(w->conn->qp, &attr, IB_QP_STATE))
+	if (ib_modify_qp(kcoll_rdma(w->conn)->qp, &attr, IB_QP_STATE))
 		pr_warn_ratelimited("comm %016llx: cannot flush rank %u's queue pair\n",
 				    comm->comm_id, w->conn->peer);
 	/* Flushed work requests complete promptly; @w lives on our stack until they have. */
@@ -300,7 +300,7 @@ int kcoll_rdma_mr_register(struct kcoll_comm *comm, struct kcoll_region *r)
 			conn = &comm->conns[i];
 	if (comm->state != KCOLL_COMM_READY || !conn) {
 		ret = comm->error ? comm->error : -ENOTCONN;
-	} else if (conn->sq_free < (int)r->nchunks + 8) {
+	} else if (kcoll_rdma(conn)->sq_free < (int)r->nchunks + 8) {
 		ret = -ENOBUFS;
 	} else {
 		w.conn = conn;

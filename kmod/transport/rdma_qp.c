@@ -25,7 +25,7 @@ static void kcoll_conn_rx_done(struct ib_cq *cq, struct ib_wc *wc);
 
 static void kcoll_conn_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct kcoll_conn *conn = container_of(wc->wr_cqe, struct kcoll_conn, wr_cqe);
+	struct kcoll_conn *conn = container_of(wc->wr_cqe, struct kcoll_rdma_conn, wr_cqe)->conn;
 	struct kcoll_comm *comm = conn->comm;
 
 	spin_lock_bh(&comm->lock);
@@ -49,33 +49,33 @@ static void kcoll_conn_free_ctrl(struct kcoll_conn *conn)
 	struct ib_device *ibdev = conn->comm->dev->ibdev;
 	int i;
 
-	for (i = 0; conn->rx && i < KCOLL_RX_DEPTH; i++) {
-		if (conn->rx[i].msg) {
-			ib_dma_unmap_single(ibdev, conn->rx[i].dma, KCOLL_WIRE_MSG_SIZE,
+	for (i = 0; kcoll_rdma(conn)->rx && i < KCOLL_RX_DEPTH; i++) {
+		if (kcoll_rdma(conn)->rx[i].msg) {
+			ib_dma_unmap_single(ibdev, kcoll_rdma(conn)->rx[i].dma, KCOLL_WIRE_MSG_SIZE,
 					    DMA_FROM_DEVICE);
-			kfree(conn->rx[i].msg);
+			kfree(kcoll_rdma(conn)->rx[i].msg);
 		}
 	}
-	for (i = 0; conn->tx && i < KCOLL_TX_CTRL; i++) {
+	for (i = 0; kcoll_rdma(conn)->tx && i < KCOLL_TX_CTRL; i++) {
 		/*
 		 * A message whose completion never came still holds its request: Soft-iWARP
 		 * can complete a WR it was processing after the drain's marker, and freeing
 		 * the CQ drops that late completion.
 		 */
-		if (conn->tx[i].req) {
-			kcoll_transport_up->put(conn->tx[i].req);
-			conn->tx[i].req = NULL;
+		if (kcoll_rdma(conn)->tx[i].req) {
+			kcoll_transport_up->put(kcoll_rdma(conn)->tx[i].req);
+			kcoll_rdma(conn)->tx[i].req = NULL;
 		}
-		if (conn->tx[i].msg) {
-			ib_dma_unmap_single(ibdev, conn->tx[i].dma, KCOLL_WIRE_MSG_SIZE,
+		if (kcoll_rdma(conn)->tx[i].msg) {
+			ib_dma_unmap_single(ibdev, kcoll_rdma(conn)->tx[i].dma, KCOLL_WIRE_MSG_SIZE,
 					    DMA_TO_DEVICE);
-			kfree(conn->tx[i].msg);
+			kfree(kcoll_rdma(conn)->tx[i].msg);
 		}
 	}
-	kfree(conn->rx);
-	kfree(conn->tx);
-	conn->rx = NULL;
-	conn->tx = NULL;
+	kfree(kcoll_rdma(conn)->rx);
+	kfree(kcoll_rdma(conn)->tx);
+	kcoll_rdma(conn)->rx = NULL;
+	kcoll_rdma(conn)->tx = NULL;
 }
 
 static int kcoll_ctrl_init(struct kcoll_conn *conn, struct kcoll_ctrl *c,
@@ -112,7 +112,7 @@ static int kcoll_conn_post_rx(struct kcoll_conn *conn, struct kcoll_ctrl *c)
 
 	ib_dma_sync_single_for_device(conn->comm->dev->ibdev, c->dma, KCOLL_WIRE_MSG_SIZE,
 				      DMA_FROM_DEVICE);
-	return kcoll_fi(POST, -ENOMEM, ib_post_recv(conn->qp, &wr, NULL));
+	return kcoll_fi(POST, -ENOMEM, ib_post_recv(kcoll_rdma(conn)->qp, &wr, NULL));
 }
 
 /* CQ, QP and control buffers on @id, which is bound to the comm's device. */
@@ -128,16 +128,16 @@ int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 	 * ib_drain_qp() posts one work request on each queue and WARNs when it cannot (rxe
 	 * rounds queues up to a power of two and hides this; mlx5 does not).
 	 */
-	conn->cq = kcoll_fi(CQ, ERR_PTR(-ENOMEM),
+	kcoll_rdma(conn)->cq = kcoll_fi(CQ, ERR_PTR(-ENOMEM),
 			    ib_alloc_cq(ibdev, conn, KCOLL_SQ_DEPTH + KCOLL_RX_DEPTH + 2,
 					conn->peer % ibdev->num_comp_vectors, IB_POLL_WORKQUEUE));
-	if (IS_ERR(conn->cq)) {
-		ret = PTR_ERR(conn->cq);
-		conn->cq = NULL;
+	if (IS_ERR(kcoll_rdma(conn)->cq)) {
+		ret = PTR_ERR(kcoll_rdma(conn)->cq);
+		kcoll_rdma(conn)->cq = NULL;
 		return ret;
 	}
-	attr.send_cq = conn->cq;
-	attr.recv_cq = conn->cq;
+	attr.send_cq = kcoll_rdma(conn)->cq;
+	attr.recv_cq = kcoll_rdma(conn)->cq;
 	attr.qp_type = IB_QPT_RC;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.cap.max_send_wr = KCOLL_SQ_DEPTH + 1;
@@ -147,45 +147,45 @@ int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 	ret = kcoll_fi(QP, -ENOMEM, rdma_create_qp(id, comm->pd, &attr));
 	if (ret)
 		goto out_free_cq;
-	conn->qp = id->qp;
+	kcoll_rdma(conn)->qp = id->qp;
 
-	conn->rx = kcoll_fi(ALLOC, NULL, kcalloc(KCOLL_RX_DEPTH, sizeof(*conn->rx), GFP_KERNEL));
-	conn->tx = kcoll_fi(ALLOC, NULL, kcalloc(KCOLL_TX_CTRL, sizeof(*conn->tx), GFP_KERNEL));
-	if (!conn->rx || !conn->tx) {
+	kcoll_rdma(conn)->rx = kcoll_fi(ALLOC, NULL, kcalloc(KCOLL_RX_DEPTH, sizeof(*kcoll_rdma(conn)->rx), GFP_KERNEL));
+	kcoll_rdma(conn)->tx = kcoll_fi(ALLOC, NULL, kcalloc(KCOLL_TX_CTRL, sizeof(*kcoll_rdma(conn)->tx), GFP_KERNEL));
+	if (!kcoll_rdma(conn)->rx || !kcoll_rdma(conn)->tx) {
 		ret = -ENOMEM;
 		goto out_free_ctrl;
 	}
 	for (i = 0; i < KCOLL_RX_DEPTH; i++) {
-		ret = kcoll_ctrl_init(conn, &conn->rx[i], DMA_FROM_DEVICE);
+		ret = kcoll_ctrl_init(conn, &kcoll_rdma(conn)->rx[i], DMA_FROM_DEVICE);
 		if (ret)
 			goto out_free_ctrl;
-		ret = kcoll_conn_post_rx(conn, &conn->rx[i]);
+		ret = kcoll_conn_post_rx(conn, &kcoll_rdma(conn)->rx[i]);
 		if (ret)
 			goto out_free_ctrl;
 	}
 	/* Allocation sleeps: done before the lock, which only publishes the free list. */
 	for (i = 0; i < KCOLL_TX_CTRL; i++) {
-		ret = kcoll_ctrl_init(conn, &conn->tx[i], DMA_TO_DEVICE);
+		ret = kcoll_ctrl_init(conn, &kcoll_rdma(conn)->tx[i], DMA_TO_DEVICE);
 		if (ret)
 			goto out_free_ctrl;
 	}
 	spin_lock_bh(&comm->lock);
 	INIT_LIST_HEAD(&conn->tx_free);
 	for (i = 0; i < KCOLL_TX_CTRL; i++)
-		list_add_tail(&conn->tx[i].list, &conn->tx_free);
-	conn->sq_free = KCOLL_SQ_DEPTH;
-	conn->wr_cqe.done = kcoll_conn_wr_done;
+		list_add_tail(&kcoll_rdma(conn)->tx[i].list, &conn->tx_free);
+	kcoll_rdma(conn)->sq_free = KCOLL_SQ_DEPTH;
+	kcoll_rdma(conn)->wr_cqe.done = kcoll_conn_wr_done;
 	spin_unlock_bh(&comm->lock);
 	return 0;
 
 out_free_ctrl:
 	/* Posted receives are flushed by destroying the QP before their buffers go. */
 	rdma_destroy_qp(id);
-	conn->qp = NULL;
+	kcoll_rdma(conn)->qp = NULL;
 	kcoll_conn_free_ctrl(conn);
 out_free_cq:
-	ib_free_cq(conn->cq);
-	conn->cq = NULL;
+	ib_free_cq(kcoll_rdma(conn)->cq);
+	kcoll_rdma(conn)->cq = NULL;
 	return ret;
 }
 
@@ -194,7 +194,7 @@ void kcoll_conn_destroy_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
-	if (conn->qp) {
+	if (kcoll_rdma(conn)->qp) {
 		/*
 		 * Error state first, even for a QP that never came up: rxe 6.1 queues
 		 * arriving packets on the QP with a reference each and drains them only from
@@ -202,13 +202,13 @@ void kcoll_conn_destroy_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 		 * still holds some waits 50 s for them in __rxe_cleanup() and WARNs.  Packets
 		 * that arrive after this are dropped.  Failure is harmless: destroy follows.
 		 */
-		ib_modify_qp(conn->qp, &attr, IB_QP_STATE);
+		ib_modify_qp(kcoll_rdma(conn)->qp, &attr, IB_QP_STATE);
 		rdma_destroy_qp(id);
-		conn->qp = NULL;
+		kcoll_rdma(conn)->qp = NULL;
 	}
-	if (conn->cq) {
-		ib_free_cq(conn->cq);
-		conn->cq = NULL;
+	if (kcoll_rdma(conn)->cq) {
+		ib_free_cq(kcoll_rdma(conn)->cq);
+		kcoll_rdma(conn)->cq = NULL;
 	}
 	kcoll_conn_free_ctrl(conn);
 }
@@ -222,9 +222,9 @@ void kcoll_conn_destroy_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 void kcoll_conn_sq_take(struct kcoll_conn *conn)
 {
 	lockdep_assert_held(&conn->comm->lock);
-	if (conn->sq_free == KCOLL_SQ_DEPTH)
+	if (kcoll_rdma(conn)->sq_free == KCOLL_SQ_DEPTH)
 		conn->sq_moved = jiffies;	/* the wait for this one starts now */
-	conn->sq_free--;
+	kcoll_rdma(conn)->sq_free--;
 	conn->last_tx = jiffies;
 }
 
@@ -238,7 +238,7 @@ void kcoll_conn_sq_take(struct kcoll_conn *conn)
 void kcoll_conn_sq_give(struct kcoll_conn *conn, bool ok)
 {
 	lockdep_assert_held(&conn->comm->lock);
-	conn->sq_free++;
+	kcoll_rdma(conn)->sq_free++;
 	if (ok)
 		conn->sq_moved = jiffies;
 }
@@ -254,7 +254,7 @@ struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn)
 	struct kcoll_ctrl *c;
 
 	lockdep_assert_held(&conn->comm->lock);
-	if (conn->state != KCOLL_CONN_UP || conn->sq_free < 1 || list_empty(&conn->tx_free))
+	if (conn->state != KCOLL_CONN_UP || kcoll_rdma(conn)->sq_free < 1 || list_empty(&conn->tx_free))
 		return NULL;
 	c = list_first_entry(&conn->tx_free, struct kcoll_ctrl, list);
 	list_del_init(&c->list);
@@ -291,7 +291,7 @@ int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len)
 	lockdep_assert_held(&conn->comm->lock);
 	hdr->magic = cpu_to_be32(KCOLL_WIRE_MAGIC);
 	ib_dma_sync_single_for_device(conn->comm->dev->ibdev, c->dma, len, DMA_TO_DEVICE);
-	ret = kcoll_fi(POST, -ENOMEM, ib_post_send(conn->qp, &wr, NULL));
+	ret = kcoll_fi(POST, -ENOMEM, ib_post_send(kcoll_rdma(conn)->qp, &wr, NULL));
 	if (ret) {
 		list_add(&c->list, &conn->tx_free);
 		return ret;
@@ -327,14 +327,14 @@ void kcoll_ctrl_put(struct kcoll_conn *conn, struct kcoll_ctrl *c)
 bool kcoll_ctrl_free(struct kcoll_conn *conn)
 {
 	lockdep_assert_held(&conn->comm->lock);
-	return !list_empty(&conn->tx_free) && conn->sq_free >= 1;
+	return kcoll_rdma(conn) && !list_empty(&conn->tx_free) && kcoll_rdma(conn)->sq_free >= 1;
 }
 
 /* tx_room: @n more work requests fit on the send queue.  Context: comm->lock held. */
 bool kcoll_conn_tx_room(struct kcoll_conn *conn, unsigned int n)
 {
 	lockdep_assert_held(&conn->comm->lock);
-	return conn->sq_free >= (int)n;
+	return kcoll_rdma(conn) && kcoll_rdma(conn)->sq_free >= (int)n;
 }
 
 /*
@@ -344,8 +344,10 @@ bool kcoll_conn_tx_room(struct kcoll_conn *conn, unsigned int n)
  */
 bool kcoll_conn_tx_stalled(struct kcoll_conn *conn, unsigned long timeout)
 {
+	struct kcoll_rdma_conn *rc = kcoll_rdma(conn);
+
 	lockdep_assert_held(&conn->comm->lock);
-	return conn->sq_free < KCOLL_SQ_DEPTH && time_after(jiffies, conn->sq_moved + timeout);
+	return rc && rc->sq_free < KCOLL_SQ_DEPTH && time_after(jiffies, conn->sq_moved + timeout);
 }
 
 /**
@@ -374,12 +376,12 @@ int kcoll_rdma_write(struct kcoll_conn *conn, struct kcoll_region *r, u64 off, u
 	wr.wr.num_sge = kcoll_rdma_mr_sges(r, off, min_t(u64, len, KCOLL_MAX_WR_BYTES), sges,
 					   max_sge, comm->pd->local_dma_lkey, bytes);
 	wr.wr.opcode = IB_WR_RDMA_WRITE;
-	wr.wr.wr_cqe = &conn->wr_cqe;
+	wr.wr.wr_cqe = &kcoll_rdma(conn)->wr_cqe;
 	wr.wr.send_flags = IB_SEND_SIGNALED;
 	wr.wr.sg_list = sges;
 	wr.remote_addr = be64_to_cpu(seg->addr) + seg_off;
 	wr.rkey = be32_to_cpu(seg->rkey);
-	if (kcoll_fi(POST, -ENOMEM, ib_post_send(conn->qp, &wr.wr, NULL)))
+	if (kcoll_fi(POST, -ENOMEM, ib_post_send(kcoll_rdma(conn)->qp, &wr.wr, NULL)))
 		return -EIO;
 	kcoll_conn_sq_take(conn);
 	return 0;
