@@ -5,11 +5,12 @@
  * process, rank 1 a forked child with its own file; they run an all-reduce (values
  * checked), an eager and a rendezvous message, a buffer's all-reduce, then destroy.  A
  * rank killed (SIGKILL) in the middle of a call fails the other's call well within its
- * timeout.  Run by the node suite where no RDMA device exists.
+ * timeout.  Non-blocking transfers and collectives share one request table.  Run by the node suite where no RDMA device exists.
  */
 #include "kselftest_harness.h"
 #include "kcoll_test_comm.h"
 
+#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 
@@ -215,6 +216,98 @@ TEST(killed_rank)
 		close(fd);
 	}
 	close(pipefd[0]);
+	EXPECT_EQ(0, kt_count_comms());
+}
+
+/*
+ * Transfers and collectives share one request table: ids from one allocator (none above
+ * 2^31, none repeated while outstanding), one WAIT for either kind, in any order, each
+ * consumed once, and poll() reporting both.  0 or the first failing step.
+ */
+static int loop_one_table(uint64_t id, unsigned int rank)
+{
+	int32_t in[1024], out[1024], msg[64], got[64];
+	struct pollfd pfd = { .events = POLLIN };
+	int fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	uint64_t req[3], res;
+	struct kcoll_coll c;
+	int i, j, st;
+	uint32_t h;
+
+	if (fd < 0 || loop_create(fd, id, rank, &h))
+		return 1;
+	for (i = 0; i < 1024; i++)
+		in[i] = (int32_t)(rank + 1);
+	for (i = 0; i < 64; i++)
+		msg[i] = (int32_t)(rank * 1000 + i);
+	/*
+	 * The transfers first: each takes its sequence number when posted, and the
+	 * collective's steps, posted after on both ranks, come after them in both directions.
+	 */
+	if (kt_p2p(fd, h, KCOLL_P2P_RECV | KCOLL_P2P_NONBLOCK, !rank, got, sizeof(got), &req[0]))
+		return 2;
+	if (kt_p2p(fd, h, KCOLL_P2P_SEND | KCOLL_P2P_NONBLOCK, !rank, msg, sizeof(msg), &req[1]))
+		return 3;
+	c = (struct kcoll_coll){
+		.size = sizeof(c), .flags = KCOLL_COLL_NONBLOCK, .comm = h,
+		.coll = KCOLL_ALLREDUCE, .dtype = KCOLL_INT32, .op = KCOLL_SUM,
+		.count = 1024, .sendbuf = (uintptr_t)in, .recvbuf = (uintptr_t)out,
+	};
+	if (kt_ioctl(fd, KCOLL_IOC_COLL, &c))
+		return 4;
+	req[2] = c.req;
+	for (i = 0; i < 3; i++) {
+		if (!req[i] || req[i] >= 1ULL << 31)
+			return 5;
+		for (j = 0; j < i; j++)
+			if (req[i] == req[j])
+				return 6;
+	}
+	pfd.fd = fd;
+	if (poll(&pfd, 1, 30000) != 1 || !(pfd.revents & POLLIN))
+		return 7;
+	/* The collective first, then the send, then the receive. */
+	if (kt_wait(fd, h, req[2], 30000, &st, &res) || st || res != sizeof(in))
+		return 8;
+	for (i = 0; i < 1024; i++)
+		if (out[i] != 3)
+			return 9;
+	if (kt_wait(fd, h, req[1], 30000, &st, NULL) || st)
+		return 10;
+	if (kt_wait(fd, h, req[0], 30000, &st, &res) || st || res != sizeof(got))
+		return 11;
+	for (i = 0; i < 64; i++)
+		if (got[i] != (int32_t)(!rank * 1000 + i))
+			return 12;
+	/* Each was consumed by its wait. */
+	for (i = 0; i < 3; i++)
+		if (kt_wait(fd, h, req[i], 0, &st, NULL) != -ENOENT)
+			return 13;
+	/* Destroy only after both finished (kt_barrier()'s reason). */
+	if (loop_allreduce(fd, h, 0, (uintptr_t)in, (uintptr_t)out, 0, 0, 1))
+		return 14;
+	if (kt_comm_destroy(fd, h))
+		return 15;
+	close(fd);
+	return 0;
+}
+
+TEST(one_request_table)
+{
+	uint64_t id = kt_comm_id("loop_one_table", 0);
+	int status, ret;
+	pid_t child;
+
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child)
+		_exit(loop_one_table(id, 1));
+	ret = loop_one_table(id, 0);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_EQ(0, ret) TH_LOG("rank 0 failed at step %d", ret);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("rank 1 failed at step %d",
+						 WEXITSTATUS(status));
 	EXPECT_EQ(0, kt_count_comms());
 }
 
