@@ -125,8 +125,7 @@ static void record(struct ctx *x, const struct perf_case *pc, size_t bytes, unsi
 			"\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"place\": \"%s\", "
 			"\"mem\": \"%s\", \"mode\": \"%s\", \"agg\": %d, \"algo\": \"%s\", "
 			"\"algo_used\": \"%s\", \"size\": %zu, \"count\": %zu, \"warmup\": %d, "
-			"\"iters\": %d, "
-			"\"time_us\": %.3f, \"median_us\": %.3f, \"algbw_gbs\": %.9g, "
+			"\"iters\": %d, \"time_us\": %.3f, \"median_us\": %.3f, \"algbw_gbs\": %.9g, "
 			"\"busbw_gbs\": %.9g, \"wrong\": %llu, \"checked\": %s, "
 			"\"cpu_usr_us\": %.3f, \"cpu_sys_us\": %.3f, \"node_cpu_us\": %.3f}\n",
 			perf_coll_name(pc->coll), x->n, perf_dtype_name(pc->dtype), op, root,

@@ -28,8 +28,7 @@ struct perf_stat {
 	uint64_t wrong;
 	int64_t err;		/* 0, or the negative errno the collective failed with */
 	int32_t ran;		/* 1 when this placement ran */
-	int32_t algo_used;	/* what the kernel ran (enum kcoll_algorithm); rank 0's combined
-				 * figure: -1 when the ranks differ */
+	int32_t algo_used;	/* what the kernel ran (enum kcoll_algorithm); -1: ranks differ */
 };
 
 struct perf_row {
