@@ -248,6 +248,20 @@ def read_json(path):
         return {}
 
 
+def open_run(outdir, name):
+    """OUTDIR/NAME/ (a rig run directory), its results/ and their meta.json, or None."""
+    d = os.path.join(outdir, name)
+    if not os.path.isdir(d):
+        return None
+    res = os.path.join(d, "results")
+    return d, res, read_json(os.path.join(res, "meta.json"))
+
+
+def vms_ok(d, nodes):
+    """Every VM of run directory D ran its job to the end (rig/cluster.sh's job.rc)."""
+    return all(os.path.exists(os.path.join(d, "node%d" % i, "job.rc")) for i in range(nodes))
+
+
 def load_cluster(d):
     res = os.path.join(d, "results")
     meta = read_json(os.path.join(res, "meta.json"))
@@ -256,8 +270,7 @@ def load_cluster(d):
           "tcp_link": load_iperf(res), "systems": {}}
     for name, _ in SYSTEMS:
         cl["systems"][name] = load_system(res, name)
-    cl["vm_ok"] = all(os.path.exists(os.path.join(d, "node%d" % i, "job.rc"))
-                      for i in range(nodes))
+    cl["vm_ok"] = vms_ok(d, nodes)
     return cl
 
 

@@ -73,17 +73,15 @@ def load_locality(res, algo, nodes, rpn):
 
 def load_hier(outdir):
     """The hierarchical run, or None when OUTDIR has none (another BENCH_ONLY, older reports)."""
-    d = os.path.join(outdir, "hier")
-    if not os.path.isdir(d):
+    run = R.open_run(outdir, "hier")
+    if run is None:
         return None
-    res = os.path.join(d, "results")
-    meta = R.read_json(os.path.join(res, "meta.json"))
+    d, res, meta = run
     nodes = meta.get("nodes") or 2
     rpn = meta.get("ranks_per_node") or 2
     names = ["hier-kcoll-" + a for a in ALGOS] + ["hier-mpi"]
     h = {"dir": d, "meta": meta, "nodes": nodes, "rpn": rpn, "nranks": nodes * rpn,
-         "vm_ok": all(os.path.exists(os.path.join(d, "node%d" % i, "job.rc"))
-                      for i in range(nodes)),
+         "vm_ok": R.vms_ok(d, nodes),
          "systems": {s: R.load_system(res, s) for s in names},
          "link": R.load_link(res), "tcp_link": R.load_iperf(res),
          "locality": {a: load_locality(res, a, nodes, rpn) for a in ALGOS}}

@@ -59,14 +59,12 @@ def load_transports(res, nranks):
 
 def load_local(outdir):
     """The same-host run, or None when OUTDIR has none (BENCH_ONLY=tcp, older reports)."""
-    d = os.path.join(outdir, "local")
-    if not os.path.isdir(d):
+    run = R.open_run(outdir, "local")
+    if run is None:
         return None
-    res = os.path.join(d, "results")
-    meta = R.read_json(os.path.join(res, "meta.json"))
+    d, res, meta = run
     n = meta.get("ranks") or 4
-    loc = {"dir": d, "meta": meta, "nranks": n,
-           "vm_ok": os.path.exists(os.path.join(d, "node0", "job.rc")),
+    loc = {"dir": d, "meta": meta, "nranks": n, "vm_ok": R.vms_ok(d, 1),
            "systems": {s: R.load_system(res, s) for s in ("local-kcoll", "local-mpi")},
            "transports": load_transports(res, n)}
     loc["rows"] = local_rows(loc)
