@@ -175,28 +175,33 @@ bench_iperf3() {
 	rig_barrier iperf3 $STEP_TIMEOUT
 }
 
-# bench_comm_show BASE WANT: while this node's ranks ($pids) run, the first
-# `kcollctl -j comm show` that names a transport for WANT peers (a listing is a snapshot;
-# ranks and links come up one by one) as BASE.json; else the last one as BASE.last.
+# bench_comm_show BASE WANT: while this node's ranks ($pids) run, `kcollctl -j comm show`
+# until a listing names a transport for WANT peers (a listing is a snapshot; ranks and links
+# come up one by one), kept as BASE.json; else the fullest one seen as BASE.last (a short
+# run may end between two listings: the last one can be empty).
 bench_comm_show() {
-	ready=0
-	while [ $ready = 0 ]; do
+	best=-1
+	while :; do
 		tools/kcollctl/kcollctl -j comm show >"$1.tmp" 2>&1
-		if [ "$(grep -o '"transport":"[a-z]*"' "$1.tmp" | wc -l)" -ge "$2" ]; then
-			mv "$1.tmp" "$1.json"
-			ready=1
-		else
-			running=0
-			for p in $pids; do
-				kill -0 "$p" 2>/dev/null && running=1
-			done
-			[ $running = 0 ] && break
-			sleep 0.5
+		k=$(grep -o '"transport":"[a-z]*"' "$1.tmp" | wc -l)
+		if [ "$k" -gt $best ]; then
+			best=$k
+			mv "$1.tmp" "$1.best"
 		fi
+		[ "$k" -ge "$2" ] && break
+		running=0
+		for p in $pids; do
+			kill -0 "$p" 2>/dev/null && running=1
+		done
+		[ $running = 0 ] && break
+		sleep 0.2
 	done
-	if [ $ready = 0 ]; then
+	rm -f "$1.tmp"
+	if [ $best -ge "$2" ]; then
+		mv "$1.best" "$1.json"
+	else
 		log "no listing named every peer's transport"
-		mv "$1.tmp" "$1.last" 2>/dev/null
+		mv "$1.best" "$1.last"
 	fi
 }
 
