@@ -121,46 +121,34 @@ fi
 
 rig/prepare.sh stock kmod/kcoll.ko
 
+# run_vms WHAT DIR NODES CPUS JOB: NODES VMs of CPUS vCPUs (rig/cluster.sh, run directory
+# OUT/DIR) run JOB; then every VM's kernel log is checked.
 status=0
-for n in $nodes_list; do
-	deadline=$(deadline_of "$n")
-	log "cluster of $n VMs (deadline ${deadline}s; logs in $out/n$n/node*/)"
-	nice -n "$nice_level" rig/cluster.sh -n "$n" -m "$mem" -t "$deadline" -o "$out/n$n" -- \
-		"BENCH_SMOKE=$smoke BENCH_ONLY=${BENCH_ONLY:-} BENCH_BIN=$RIG_TOP/build/bench sh bench/node.sh" ||
-		{ log "cluster of $n: a VM did not run its job to the end"; status=1; }
+run_vms() {
+	local what=$1 dir=$2 n=$3 cpus=$4 job=$5 i
+	log "$what: $n VM(s), $cpus vCPU(s) each (deadline $(deadline_of "$n")s; logs in" \
+		"$out/$dir/node*/)"
+	nice -n "$nice_level" rig/cluster.sh -n "$n" -c "$cpus" -m "$mem" -t "$(deadline_of "$n")" \
+		-o "$out/$dir" -- "BENCH_SMOKE=$smoke BENCH_BIN=$RIG_TOP/build/bench $job" ||
+		{ log "$what: a VM did not run its job to the end"; status=1; }
 	for ((i = 0; i < n; i++)); do
-		rig/dmesg-check.sh "$out/n$n/node$i/dmesg.txt" "$out/n$n/node$i/console.log" ||
-			log "cluster of $n: node$i's kernel log shows a problem"
+		rig/dmesg-check.sh "$out/$dir/node$i/dmesg.txt" "$out/$dir/node$i/console.log" ||
+			log "$what: node$i's kernel log shows a problem"
 	done
-	log "cluster of $n VMs done"
+	log "$what done"
+}
+
+for n in $nodes_list; do
+	run_vms "cluster of $n" "n$n" "$n" 1 "BENCH_ONLY=${BENCH_ONLY:-} sh bench/node.sh"
 done
 
 # The same host: 4 ranks in one VM with 2 vCPUs, kcoll's loop transport against Open MPI's
 # shared memory (bench/local.sh); its own run directory, beside the clusters'.
-if [ $run_local = 1 ]; then
-	log "same host: 1 VM, $local_cpus vCPUs (logs in $out/local/node0/)"
-	nice -n "$nice_level" rig/cluster.sh -n 1 -c $local_cpus -m "$mem" -t "$(deadline_of 1)" \
-		-o "$out/local" -- \
-		"BENCH_SMOKE=$smoke BENCH_BIN=$RIG_TOP/build/bench sh bench/local.sh" ||
-		{ log "same host: the VM did not run its job to the end"; status=1; }
-	rig/dmesg-check.sh "$out/local/node0/dmesg.txt" "$out/local/node0/console.log" ||
-		log "same host: the kernel log shows a problem"
-	log "same host done"
-fi
+[ $run_local = 0 ] || run_vms "same host" local 1 $local_cpus "sh bench/local.sh"
 
 # The hierarchical comparison: 2 VMs with 2 vCPUs, 2 ranks each (bench/hier.sh).
-if [ $run_hier = 1 ]; then
-	log "hierarchical: $hier_nodes VMs, $hier_cpus vCPUs each (logs in $out/hier/node*/)"
-	nice -n "$nice_level" rig/cluster.sh -n $hier_nodes -c $hier_cpus -m "$mem" \
-		-t "$(deadline_of $hier_nodes)" -o "$out/hier" -- \
-		"BENCH_SMOKE=$smoke BENCH_HIER_RPN=$hier_rpn BENCH_BIN=$RIG_TOP/build/bench sh bench/hier.sh" ||
-		{ log "hierarchical: a VM did not run its job to the end"; status=1; }
-	for ((i = 0; i < hier_nodes; i++)); do
-		rig/dmesg-check.sh "$out/hier/node$i/dmesg.txt" "$out/hier/node$i/console.log" ||
-			log "hierarchical: node$i's kernel log shows a problem"
-	done
-	log "hierarchical done"
-fi
+[ $run_hier = 0 ] || run_vms hierarchical hier $hier_nodes $hier_cpus \
+	"BENCH_HIER_RPN=$hier_rpn sh bench/hier.sh"
 
 python3 bench/report.py "$out"
 [ $status = 0 ] || log "some VM did not finish: the report says which parts are missing"
