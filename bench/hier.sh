@@ -15,11 +15,17 @@
 # All with the sweep of bench/node.sh (bench/guest-lib.sh) up to 128 MiB a row: 8 timed
 # iterations at 16 MiB, the target's size.  Results in /run/rig/results/ (hier-kcoll-*.json,
 # hier-mpi.json, perftest/, iperf3/, meta.json, *.rc, *.out), read by bench/report_hier.py.
-# BENCH_SMOKE=1: tiny sizes.  BENCH_BIN: where mpi_timing is.  BENCH_HIER_RPN (default 2).
+# BENCH_SMOKE=1: tiny sizes, 60 iterations.  BENCH_BIN: where mpi_timing is.  BENCH_HIER_RPN (default 2).
 . bench/guest-lib.sh
 
 RPN=${BENCH_HIER_RPN:-2}
-[ "${BENCH_SMOKE:-0}" = 1 ] || SWEEP="-b 4 -e 16M -f 2 -w 5 -n 20 -I 128M"
+if [ "${BENCH_SMOKE:-0}" = 1 ]; then
+	# 60 iterations of the tiny sizes: with 3 the ranks ended within seconds, between two
+	# listings (kcollctl takes seconds under TCG), and no locality was on record
+	SWEEP="-b 4 -e 4K -f 4 -w 1 -n 60"
+else
+	SWEEP="-b 4 -e 16M -f 2 -w 5 -n 20 -I 128M"
+fi
 
 rig_net_up
 rig_rxe_up || log "rdma_rxe failed"
