@@ -5,8 +5,9 @@
     bench/report.py OUTDIR
 
 OUTDIR holds one directory per cluster size, n<N>/ (the rig's run directory, whose results/
-the VMs wrote), plus host.json and reduce_bench.json from the host.  Only the Python standard
-library is used; the plot is drawn by gnuplot when it is installed.
+the VMs wrote), local/ and hier/ (bench/report_local.py, bench/report_hier.py), plus host.json
+and reduce_bench.json from the host.  Only the Python standard library is used; the plot is
+drawn by gnuplot when it is installed.
 
 Nothing here is a measurement: every figure comes from the files, and a system whose files are
 missing or hold an error is reported as "not available" with that error, never guessed.
@@ -20,8 +21,12 @@ import shutil
 import subprocess
 import sys
 
-# The same-host part (issue 15); it imports this module for the helpers below.
+# The same-host and the hierarchical parts (issue 15), each with KEY, load(), targets() and
+# markdown(); they import this module for the helpers below.
+import report_hier
 import report_local
+
+PARTS = (report_local, report_hier)
 
 SYSTEMS = [
     ("kcoll", "kcoll (kcoll-perf)"),
@@ -243,6 +248,20 @@ def read_json(path):
         return {}
 
 
+def open_run(outdir, name):
+    """OUTDIR/NAME/ (a rig run directory), its results/ and their meta.json, or None."""
+    d = os.path.join(outdir, name)
+    if not os.path.isdir(d):
+        return None
+    res = os.path.join(d, "results")
+    return d, res, read_json(os.path.join(res, "meta.json"))
+
+
+def vms_ok(d, nodes):
+    """Every VM of run directory D ran its job to the end (rig/cluster.sh's job.rc)."""
+    return all(os.path.exists(os.path.join(d, "node%d" % i, "job.rc")) for i in range(nodes))
+
+
 def load_cluster(d):
     res = os.path.join(d, "results")
     meta = read_json(os.path.join(res, "meta.json"))
@@ -251,8 +270,7 @@ def load_cluster(d):
           "tcp_link": load_iperf(res), "systems": {}}
     for name, _ in SYSTEMS:
         cl["systems"][name] = load_system(res, name)
-    cl["vm_ok"] = all(os.path.exists(os.path.join(d, "node%d" % i, "job.rc"))
-                      for i in range(nodes))
+    cl["vm_ok"] = vms_ok(d, nodes)
     return cl
 
 
@@ -724,7 +742,8 @@ def markdown(rep):
                 L.append("")
         L += markdown_tcp(cl)
         L += torch_markdown(cl)
-    L += report_local.markdown_local(rep.get("local"))
+    for part in PARTS:
+        L += part.markdown(rep.get(part.KEY))
     L.append("## Reduction kernels (host, `bench/reduce_bench`)")
     L.append("")
     k = rep.get("reduction_kernels")
@@ -818,9 +837,11 @@ def main():
         "reduction_kernels": kernels,
         "reduction_kernels_error": kerr,
     }
-    rep["local"] = report_local.load_local(outdir)
-    rep["targets"] = compute_targets(clusters, kernels) + report_local.local_targets(rep["local"])
-    runs = clusters + ([rep["local"]] if rep["local"] else [])
+    rep["targets"] = compute_targets(clusters, kernels)
+    for part in PARTS:
+        rep[part.KEY] = part.load(outdir)
+        rep["targets"] += part.targets(rep[part.KEY])
+    runs = clusters + [rep[p.KEY] for p in PARTS if rep[p.KEY]]
     rep["wrong_total"] = sum(int(r.get("wrong", 0)) for cl in runs
                              for s in cl["systems"].values() for r in s["rows"])
     rep["plot_error"] = plot(outdir, clusters)

@@ -4,27 +4,30 @@
 # cluster size, measure the RDMA link (perftest) and the TCP link (iperf3), kcoll (kcoll-perf)
 # over RDMA and over kernel TCP, Open MPI over UCX and over TCP (bench/mpi_timing) and PyTorch
 # Gloo (bench/gloo_bench.py); then boot one VM with 2 vCPUs for the same-host comparison
-# (4 ranks of kcoll on its loop transport against Open MPI's shared memory, bench/local.sh);
-# add the host benchmark of the reduction kernels (bench/reduce_bench); write OUT/report.md,
-# report.json, busbw.png (bench/report.py).  The guest side of a cluster run is bench/node.sh.
+# (4 ranks of kcoll on its loop transport against Open MPI's shared memory, bench/local.sh),
+# then 2 VMs with 2 vCPUs and 2 ranks each for the hierarchical one (kcoll's hierarchical
+# all-reduce against its flat ring and Open MPI, bench/hier.sh); add the host benchmark of
+# the reduction kernels (bench/reduce_bench); write OUT/report.md, report.json, busbw.png
+# (bench/report.py).  The guest side of a cluster run is bench/node.sh.
 #
 # Usage: bench/run.sh [-n "2 4"] [-o bench/out] [-s] [-p]
 #   -n NODES   cluster sizes, one run each, 2 to 8 VMs (default "2 4"; make bench takes
 #              BENCH_NODES, e.g. "2 4 8" for kcoll-sim's 8-VM validation)
 #   -o OUT     output directory, emptied first (default bench/out)
 #   -s         smoke run: tiny sizes, 2 VMs unless -n says otherwise (selftests/bench/smoke.sh)
-#   -p         print the plan (per cluster size: VMs, memory, deadline) and exit
+#   -p         print the plan (per run: VMs, memory, deadline) and exit
 # Environment: BENCH_MEM_MB (VM memory, default 1536), BENCH_NICE (nice level of the VMs,
 # default 0: the host is shared), BENCH_ONLY=tcp (only what runs over TCP: iperf3, kcoll over
 # TCP, Open MPI over TCP, Gloo; the report marks the rest not measured), BENCH_ONLY=local (only
-# the same-host VM, no cluster and no reduction kernels).
+# the same-host VM, no cluster and no reduction kernels), BENCH_ONLY=hier (only the
+# hierarchical run's 2 VMs, likewise).
 # Needs root (network namespace, taps), like make check.  Exit status 0 when a report was
 # written, whatever it says.
 set -euo pipefail
 . "$(dirname "$0")/../rig/common.sh"
 cd "$RIG_TOP"
 
-usage() { sed -n '3,23s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '3,26s/^# \{0,1\}//p' "$0"; }
 
 nodes_list= out=bench/out smoke=0 plan=0
 while getopts "n:o:sph" opt; do
@@ -48,14 +51,19 @@ mem=${BENCH_MEM_MB:-1536}
 nice_level=${BENCH_NICE:-0}
 only=${BENCH_ONLY:-}
 case $only in
-"" | tcp | local) ;;
-*) rig_die "bench: BENCH_ONLY is tcp or local, not '$only'" ;;
+"" | tcp | local | hier) ;;
+*) rig_die "bench: BENCH_ONLY is tcp, local or hier, not '$only'" ;;
 esac
-# The same-host run: one VM, 2 vCPUs, 4 ranks (issue 15), unless only TCP is measured.
+# The same-host run: one VM, 2 vCPUs, 4 ranks (issue 15); the hierarchical run: 2 VMs,
+# 2 vCPUs and 2 ranks each, over Soft-RoCE.  BENCH_ONLY=local or hier: that run alone.
 local_cpus=2
-run_local=1
-[ "$only" = tcp ] && run_local=0
-[ "$only" = local ] && nodes_list=
+hier_nodes=2 hier_cpus=2 hier_rpn=2
+run_local=1 run_hier=1
+case $only in
+tcp) run_local=0 run_hier=0 ;;
+local) nodes_list= run_hier=0 ;;
+hier) nodes_list= run_local=0 ;;
+esac
 
 # The VMs' deadline: 30 minutes a node (25 for the smoke run).
 deadline_of() { if [ $smoke = 1 ]; then echo 1500; else echo $((1800 * $1)); fi; }
@@ -70,6 +78,9 @@ if [ $plan = 1 ]; then
 	done
 	[ $run_local = 0 ] || echo "bench plan: same host: 1 VM x $local_cpus vCPUs x $mem MiB," \
 		"deadline $(deadline_of 1) s"
+	[ $run_hier = 0 ] || echo "bench plan: hierarchical: $hier_nodes VMs x $hier_cpus vCPUs" \
+		"x $hier_rpn ranks, $hier_nodes x $mem MiB = $((hier_nodes * mem)) MiB of guest" \
+		"memory, deadline $(deadline_of $hier_nodes) s"
 	exit 0
 fi
 
@@ -94,11 +105,11 @@ cat >"$out/host.json" <<EOF
  "commit": "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)",
  "date": "$(date -u +%FT%TZ)", "loadavg": "$(cut -d' ' -f1-3 /proc/loadavg)",
  "vm_mem_mb": $mem, "smoke": $smoke, "cluster_sizes": [$(echo $nodes_list | tr ' ' ',')],
- "bench_only": "$only", "same_host": $run_local}
+ "bench_only": "$only", "same_host": $run_local, "hier": $run_hier}
 EOF
 
 # 3. The reduction kernels on the host (no VM): GB/s next to memcpy.
-if [ "$only" != local ]; then
+if [ -z "$only" ] || [ "$only" = tcp ]; then
 	log "reduction kernels (bench/reduce_bench)"
 	make -s -C bench reduce_bench
 	if [ $smoke = 1 ]; then
@@ -110,32 +121,34 @@ fi
 
 rig/prepare.sh stock kmod/kcoll.ko
 
+# run_vms WHAT DIR NODES CPUS JOB: NODES VMs of CPUS vCPUs (rig/cluster.sh, run directory
+# OUT/DIR) run JOB; then every VM's kernel log is checked.
 status=0
-for n in $nodes_list; do
-	deadline=$(deadline_of "$n")
-	log "cluster of $n VMs (deadline ${deadline}s; logs in $out/n$n/node*/)"
-	nice -n "$nice_level" rig/cluster.sh -n "$n" -m "$mem" -t "$deadline" -o "$out/n$n" -- \
-		"BENCH_SMOKE=$smoke BENCH_ONLY=${BENCH_ONLY:-} BENCH_BIN=$RIG_TOP/build/bench sh bench/node.sh" ||
-		{ log "cluster of $n: a VM did not run its job to the end"; status=1; }
+run_vms() {
+	local what=$1 dir=$2 n=$3 cpus=$4 job=$5 i
+	log "$what: $n VM(s), $cpus vCPU(s) each (deadline $(deadline_of "$n")s; logs in" \
+		"$out/$dir/node*/)"
+	nice -n "$nice_level" rig/cluster.sh -n "$n" -c "$cpus" -m "$mem" -t "$(deadline_of "$n")" \
+		-o "$out/$dir" -- "BENCH_SMOKE=$smoke BENCH_BIN=$RIG_TOP/build/bench $job" ||
+		{ log "$what: a VM did not run its job to the end"; status=1; }
 	for ((i = 0; i < n; i++)); do
-		rig/dmesg-check.sh "$out/n$n/node$i/dmesg.txt" "$out/n$n/node$i/console.log" ||
-			log "cluster of $n: node$i's kernel log shows a problem"
+		rig/dmesg-check.sh "$out/$dir/node$i/dmesg.txt" "$out/$dir/node$i/console.log" ||
+			log "$what: node$i's kernel log shows a problem"
 	done
-	log "cluster of $n VMs done"
+	log "$what done"
+}
+
+for n in $nodes_list; do
+	run_vms "cluster of $n" "n$n" "$n" 1 "BENCH_ONLY=${BENCH_ONLY:-} sh bench/node.sh"
 done
 
 # The same host: 4 ranks in one VM with 2 vCPUs, kcoll's loop transport against Open MPI's
 # shared memory (bench/local.sh); its own run directory, beside the clusters'.
-if [ $run_local = 1 ]; then
-	log "same host: 1 VM, $local_cpus vCPUs (logs in $out/local/node0/)"
-	nice -n "$nice_level" rig/cluster.sh -n 1 -c $local_cpus -m "$mem" -t "$(deadline_of 1)" \
-		-o "$out/local" -- \
-		"BENCH_SMOKE=$smoke BENCH_BIN=$RIG_TOP/build/bench sh bench/local.sh" ||
-		{ log "same host: the VM did not run its job to the end"; status=1; }
-	rig/dmesg-check.sh "$out/local/node0/dmesg.txt" "$out/local/node0/console.log" ||
-		log "same host: the kernel log shows a problem"
-	log "same host done"
-fi
+[ $run_local = 0 ] || run_vms "same host" local 1 $local_cpus "sh bench/local.sh"
+
+# The hierarchical comparison: 2 VMs with 2 vCPUs, 2 ranks each (bench/hier.sh).
+[ $run_hier = 0 ] || run_vms hierarchical hier $hier_nodes $hier_cpus \
+	"BENCH_HIER_RPN=$hier_rpn sh bench/hier.sh"
 
 python3 bench/report.py "$out"
 [ $status = 0 ] || log "some VM did not finish: the report says which parts are missing"

@@ -11,6 +11,9 @@ everywhere; each target is met, missed or not measured; report.md states the VM 
 vCPUs and that the machine is emulated; busbw.png is a PNG.  The same-host run (issue 15), when
 the run had one: kcoll and Open MPI have consistent rows with #wrong 0, kcoll on plain memory
 and on kcoll buffers, and `kcollctl comm show` showed every kcoll peer on the loop transport.
+The hierarchical run, likewise: kcoll's three algorithms and Open MPI have consistent rows,
+the link limits are there, and no row was refused: the kernel ran the algorithm asked for,
+and every rank's locality showed the hosts x ranks the run was made of.
 
 KCOLL_BENCH_ALLOW_MISSING=1 turns "kcoll produced result rows" (and the same of kcoll's
 PyTorch backend) into a skip (kcoll's collectives not there yet); the report must then say
@@ -117,6 +120,42 @@ def check_local(rep, md, allow_missing):
     test("## Same host" in md, "report.md has the same-host section")
 
 
+def check_hier(rep, md, allow_missing):
+    """The hierarchical run (bench/report_hier.py): present when the run asked for it."""
+    h = rep.get("hier")
+    if h is None:
+        asked = rep.get("host", {}).get("hier")
+        test(not asked, "hierarchical: the run is in the report", "host.json asked for it",
+             None if asked else "no hierarchical run (another BENCH_ONLY or an older report)")
+        return
+    n, tag = h.get("nranks"), "hierarchical: "
+    test(isinstance(n, int) and n == h.get("nodes", 0) * h.get("rpn", 0) and n >= 4,
+         tag + "the VM and rank counts are recorded", "%s x %s" % (h.get("nodes"), h.get("rpn")))
+    test(isinstance(h.get("meta", {}).get("vcpus"), int), tag + "the vCPU count is recorded")
+    test(h.get("vm_ok") is True, tag + "every VM ran its job to the end")
+    bw = [e for e in h.get("link", {}).get("bw", []) if finite(e.get("bi_per_dir_gbs"))]
+    test(bool(bw), tag + "the RDMA link limit (ib_write_bw -b) is there",
+         "; ".join(h.get("link", {}).get("errors", [])))
+    test(finite(h.get("tcp_link", {}).get("bidir_per_dir_gbs")),
+         tag + "the TCP link limit (iperf3 --bidir) is there")
+    for name, s in sorted(h.get("systems", {}).items()):
+        rows = s.get("rows", [])
+        if name.startswith("hier-kcoll") and not s.get("available") and allow_missing:
+            test(True, tag + "%s produced result rows" % name, None,
+                 "%s: not available (%s)" % (name, s.get("error")))
+            continue
+        test(bool(s.get("available")) and bool(rows) and not s.get("error"),
+             tag + "%s produced result rows and no error" % name, "error: %s" % s.get("error"))
+        test_rows(tag, name, n, rows)
+    loc = (h.get("locality") or {}).get("hier") or {}
+    test(loc.get("ok") is True, tag + "every rank's locality shows %s hosts x %s ranks" %
+         (h.get("nodes"), h.get("rpn")), loc.get("error"))
+    refused = sorted({"%s: %s" % kv for e in h.get("rows", []) for kv in e["refused"].items()})
+    test(not refused, tag + "no row refused (the kernel ran the algorithm asked for)",
+         "\n".join(refused[:6]))
+    test("## Hierarchical" in md, "report.md has the hierarchical section")
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.strip(), file=sys.stderr)
@@ -140,8 +179,8 @@ def main():
 
     if rep is not None:
         clusters = rep.get("clusters") or []
-        test(len(clusters) >= 1 or rep.get("local"),
-             "the report has at least one cluster run or the same-host run")
+        test(len(clusters) >= 1 or rep.get("local") or rep.get("hier"),
+             "the report has a cluster run, the same-host run or the hierarchical one")
         test(rep.get("emulated") is True, "report.json says the machine is emulated")
         for cl in clusters:
             n = cl.get("nodes")
@@ -170,6 +209,7 @@ def main():
                      tag + "%s produced result rows" % name, "error: %s" % s.get("error"))
                 test_rows(tag, name, n, rows)
         check_local(rep, md, allow_missing)
+        check_hier(rep, md, allow_missing)
         targets = rep.get("targets") or []
         test(len(targets) >= (4 if clusters else 2), "the targets are computed",
              "%d targets" % len(targets))
@@ -180,7 +220,7 @@ def main():
         test(rep.get("wrong_total") == 0, "#wrong is 0 over the whole report",
              "wrong_total = %s" % rep.get("wrong_total"))
         k = rep.get("reduction_kernels") or {}
-        only_local = rep.get("host", {}).get("bench_only") == "local"
+        only_local = rep.get("host", {}).get("bench_only") in ("local", "hier")
         test(bool(k.get("rows")) or only_local, "the reduction kernels' figures are included",
              rep.get("reduction_kernels_error"))
 
@@ -189,7 +229,8 @@ def main():
     for t in ("## Targets", "met" if "met" in md else "not measured"):
         test(t in md, "report.md has '%s'" % t)
     if rep is not None and not rep.get("clusters"):
-        test(True, "busbw.png is a PNG", None, "no cluster run (BENCH_ONLY=local): no plot")
+        test(True, "busbw.png is a PNG", None, "no cluster run (BENCH_ONLY=local or hier): "
+             "no plot")
     else:
         try:
             with open(os.path.join(out, "busbw.png"), "rb") as f:

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""Host test of bench/report.py (no VM): synthetic result directories in the layout bench/node.sh
-and bench/local.sh write, one with kcoll's rows and one where kcoll failed, are turned into
-reports that check_report.py must accept, with the targets computed from the numbers given
-here; a same-host run with a kcoll peer not on the loop transport, or without the listing,
-must be refused.  TAP.  Run by selftests/host's test_bench_report.
+"""Host test of bench/report.py (no VM): synthetic result directories in the layout
+bench/node.sh, bench/local.sh and bench/hier.sh write, one with kcoll's rows and one where
+kcoll failed, are turned into reports that check_report.py must accept, with the targets
+computed from the numbers given here; a same-host run with a kcoll peer not on the loop
+transport, or without the listing, must be refused, and so must a hierarchical run whose
+ranks' locality is not 2 hosts x 2 ranks or whose kernel did not run the hierarchical
+schedule.  TAP.  Run by selftests/host's test_bench_report.
 """
 import json
 import os
@@ -39,16 +41,10 @@ def write_jsonl(path, rows):
             f.write(json.dumps(r) + "\n")
 
 
-def make_cluster(out, n, kcoll_ok):
-    d = os.path.join(out, "n%d" % n)
-    res = os.path.join(d, "results")
+def write_links(res):
+    """The link limits bench/guest-lib.sh measures: perftest at 64 KiB and 8 MiB (best -b
+    per direction 0.18 GB/s), ib_write_lat 300 us typical, iperf3 0.1 GB/s a direction."""
     os.makedirs(os.path.join(res, "perftest"))
-    for i in range(n):
-        os.makedirs(os.path.join(d, "node%d" % i))
-        open(os.path.join(d, "node%d" % i, "job.rc"), "w").write("0\n")
-    json.dump({"nodes": n, "vcpus": 1, "mem_mb": 1536, "kernel": "6.1.0-test",
-               "cpu_model": "QEMU TCG CPU", "rxe_active_mtu": "4096"},
-              open(os.path.join(res, "meta.json"), "w"))
     for size, uni in ((65536, 0.16), (8388608, 0.20)):
         for kind, v in (("uni", uni), ("bi", 2 * uni * 0.9)):
             with open(os.path.join(res, "perftest", "bw-%s-%d.txt" % (kind, size)), "w") as f:
@@ -60,6 +56,25 @@ def make_cluster(out, n, kcoll_ok):
                 "t_avg[usec]    t_stdev[usec]   99%% percentile[usec]   99.9%% percentile[usec]\n"
                 " 8       1000          250.10         900.00       300.00             "
                 "310.00         20.00           500.00                 800.00\n")
+    os.makedirs(os.path.join(res, "iperf3"))
+    json.dump({"end": {"sum_received": {"bits_per_second": 1.2e9}}},
+              open(os.path.join(res, "iperf3", "uni.json"), "w"))
+    json.dump({"end": {"sum_received": {"bits_per_second": 0.9e9},
+                       "sum_received_bidir_reverse": {"bits_per_second": 0.7e9}}},
+              open(os.path.join(res, "iperf3", "bidir.json"), "w"))
+
+
+def make_cluster(out, n, kcoll_ok):
+    d = os.path.join(out, "n%d" % n)
+    res = os.path.join(d, "results")
+    os.makedirs(res)
+    for i in range(n):
+        os.makedirs(os.path.join(d, "node%d" % i))
+        open(os.path.join(d, "node%d" % i, "job.rc"), "w").write("0\n")
+    json.dump({"nodes": n, "vcpus": 1, "mem_mb": 1536, "kernel": "6.1.0-test",
+               "cpu_model": "QEMU TCG CPU", "rxe_active_mtu": "4096"},
+              open(os.path.join(res, "meta.json"), "w"))
+    write_links(res)
     kx = {"place": "out", "mem": "user", "mode": "blocking"}
     if kcoll_ok:
         rows = []
@@ -83,16 +98,10 @@ def make_cluster(out, n, kcoll_ok):
                 [{"system": "gloo", "meta": True, "import_torch_s": 41.5, "nranks": n}] +
                 [row("gloo", "allreduce", n, s, 0.08, 3000.0) for s in SIZES])
     open(os.path.join(res, "gloo.rc"), "w").write("0\n")
-    # kcoll over TCP (out of place only) and the TCP link (iperf3 -J, 0.1 GB/s per direction).
+    # kcoll over TCP (out of place only); the TCP link is write_links()' 0.1 GB/s a direction.
     write_jsonl(os.path.join(res, "kcoll-tcp.json"),
                 [row("kcoll-tcp", "allreduce", n, s, 0.09, 400.0, kx) for s in SIZES])
     open(os.path.join(res, "kcoll-tcp.rc"), "w").write("0\n")
-    os.makedirs(os.path.join(res, "iperf3"))
-    json.dump({"end": {"sum_received": {"bits_per_second": 1.2e9}}},
-              open(os.path.join(res, "iperf3", "uni.json"), "w"))
-    json.dump({"end": {"sum_received": {"bits_per_second": 0.9e9},
-                       "sum_received_bidir_reverse": {"bits_per_second": 0.7e9}}},
-              open(os.path.join(res, "iperf3", "bidir.json"), "w"))
     for system, bw, lat in (("torch-kcoll", 0.2, 1000.0), ("torch-kcoll-tcp", 0.1, 2000.0)):
         rows = [row(system, "allreduce", n, s, bw, lat) for s in SIZES] if kcoll_ok else \
             [{"system": system, "error": "kcoll: cannot load libkcoll", "errno": None}]
@@ -133,6 +142,49 @@ def make_local(out, kcoll_ok, n=4):
     json.dump(comms, open(os.path.join(res, "comm-show.json"), "w"))
 
 
+def make_hier(out, kcoll_ok, nodes=2, rpn=2):
+    """bench/hier.sh's results: kcoll -A hier (0.3 GB/s, 200 us), -A ring (0.2 GB/s, 300 us),
+    -A auto (the ring's figures, recdbl up to 16 B), Open MPI (0.1 GB/s, 500 us), each row
+    with the algorithm the kernel ran, and every rank's locality: 2 hosts x 2 ranks."""
+    n = nodes * rpn
+    d = os.path.join(out, "hier")
+    res = os.path.join(d, "results")
+    os.makedirs(res)
+    for i in range(nodes):
+        os.makedirs(os.path.join(d, "node%d" % i))
+        open(os.path.join(d, "node%d" % i, "job.rc"), "w").write("0\n")
+    json.dump({"nodes": nodes, "ranks": n, "ranks_per_node": rpn, "vcpus": 2, "mem_mb": 1460,
+               "kernel": "6.1.0-test", "rxe_active_mtu": "4096"},
+              open(os.path.join(res, "meta.json"), "w"))
+    write_links(res)
+    kx = {"place": "out", "mem": "user", "mode": "blocking"}
+    for algo, bw, lat in (("hier", 0.3, 200.0), ("ring", 0.2, 300.0), ("auto", 0.2, 300.0)):
+        name = "hier-kcoll-" + algo
+        rows = [row("kcoll", "allreduce", n, sz, bw, lat, dict(
+            kx, algo=algo, algo_used=algo if algo != "auto" else
+            "recdbl" if sz <= 16 else "ring")) for sz in SIZES] if kcoll_ok else \
+            [{"system": "kcoll", "rank": 0, "nranks": n, "errno": 22,
+              "error": "kcoll_allreduce fp32 sum 4 B out of place: the kernel refused the "
+              "arguments"}]
+        write_jsonl(os.path.join(res, name + ".json"), rows)
+        open(os.path.join(res, name + ".rc"), "w").write("0\n" if kcoll_ok else "1\n")
+        groups = [list(range(h * rpn, (h + 1) * rpn)) for h in range(nodes)]
+        for i in range(nodes):
+            comms = [{"name": "00000000000000bb-%d" % r, "comm_id": "00000000000000bb",
+                      "rank": r, "state": "ready", "nranks": n,
+                      "locality": {"local_rank": r % rpn, "local_size": rpn, "hosts": nodes,
+                                   "known": True, "nics": nodes, "leaves": 1, "host": i,
+                                   "nic": i, "leaf": 0, "host_groups": groups},
+                      "peers": [{"rank": q, "state": "up", "transport": "rdma"}
+                                for q in range(n) if q != r]}
+                     for r in range(i * rpn, (i + 1) * rpn)]
+            json.dump(comms, open(os.path.join(res, "hier-comm-%s-node%d.json" % (algo, i)),
+                                  "w"))
+    write_jsonl(os.path.join(res, "hier-mpi.json"),
+                [row("hier-mpi", "allreduce", n, sz, 0.1, 500.0) for sz in SIZES])
+    open(os.path.join(res, "hier-mpi.rc"), "w").write("0\n")
+
+
 def check(out, env=None):
     """check_report.py on OUT: (exit status, its "not ok" lines)."""
     c = subprocess.run([sys.executable, os.path.join(HERE, "check_report.py"), out],
@@ -164,6 +216,45 @@ def local_refusals(tmp, src, tap):
         tap.append(("**not all loop**" in md, "same host, %s: report.md says so" % case, ""))
 
 
+def hier_refusals(tmp, src, tap):
+    """A hierarchical row is refused when the ranks' locality does not show 2 hosts x 2 ranks
+    (no locality given, or one node's listing missing), or when the kernel did not run the
+    hierarchical schedule: the target is then not measured and check_report.py fails."""
+    for case in ("hier without locality", "hier with one listing missing",
+                 "hier that ran the ring"):
+        out = os.path.join(tmp, case.replace(" ", "-"))
+        shutil.copytree(src, out)
+        res = os.path.join(out, "hier", "results")
+        if case == "hier without locality":
+            for i in (0, 1):
+                path = os.path.join(res, "hier-comm-hier-node%d.json" % i)
+                comms = json.load(open(path))
+                for c in comms:
+                    c["locality"] = {"local_rank": 0, "local_size": 1, "hosts": 4,
+                                     "known": False}
+                json.dump(comms, open(path, "w"))
+        elif case == "hier with one listing missing":
+            os.unlink(os.path.join(res, "hier-comm-hier-node1.json"))
+        else:
+            path = os.path.join(res, "hier-kcoll-hier.json")
+            rows = [json.loads(l) for l in open(path)]
+            write_jsonl(path, [dict(r, algo_used="ring") for r in rows])
+        p = subprocess.run([sys.executable, os.path.join(TOP, "bench", "report.py"), out],
+                           capture_output=True, text=True)
+        rc, bad, err = check(out)
+        bad = [l for l in bad if "PNG" not in l]
+        want = ["no row refused"] + ([] if case.endswith("ring") else ["locality shows"])
+        tap.append((p.returncode == 0 and rc == 1 and len(bad) == len(want) and
+                    all(any(w in l for l in bad) for w in want),
+                    "%s: check_report.py refuses the report (and only for that)" % case,
+                    "exit %d\n%s\n%s" % (rc, "\n".join(bad), err)))
+        rep = json.load(open(os.path.join(out, "report.json")))
+        t = next((t for t in rep["targets"] if "hierarchical" in t["target"]), {})
+        tap.append((t.get("status") == "not measured" and "refused" in t.get("detail", ""),
+                    "%s: the hier / ring target is not measured, and says why" % case,
+                    json.dumps(t)))
+
+
 def main():
     tap = []
     tmp = tempfile.mkdtemp(prefix="kcoll-report-")
@@ -180,6 +271,7 @@ def main():
             for n in (2, 4):
                 make_cluster(out, n, kok)
             make_local(out, kok)
+            make_hier(out, kok)
             p = subprocess.run([sys.executable, os.path.join(TOP, "bench", "report.py"), out],
                                capture_output=True, text=True)
             tap.append((p.returncode == 0, "%s: report.py succeeds" % label, p.stderr))
@@ -245,6 +337,18 @@ def main():
                             "| 16 MiB |" in sec and "kcoll, buffers" in sec,
                             "kcoll available: report.md has the same-host table", sec[:300]))
                 local_refusals(tmp, out, tap)
+                # Hierarchical: hier over ring at 16 MiB, the same-size rows' times.
+                t = st.get("2 VMs x 2 ranks: kcoll hierarchical all-reduce busbw at 16 MiB / "
+                           "kcoll flat ring", {})
+                want = (300.0 + size / 200.0) / (200.0 + size / 300.0)
+                tap.append((abs(t.get("value", 0) - want) < 1e-6 * want and t["status"] == "met",
+                            "kcoll available: the hier / ring target is computed and met",
+                            json.dumps(t)))
+                sec = md.split("## Hierarchical")[1] if "## Hierarchical" in md else ""
+                tap.append(("every one of the 4 ranks in 2 hosts of 2 consecutive ranks" in sec
+                            and "| 16 MiB |" in sec and "| recdbl |" in sec,
+                            "kcoll available: report.md has the hierarchical table", sec[:300]))
+                hier_refusals(tmp, out, tap)
             else:
                 tap.append((all(v["status"] == "not measured" for k, v in st.items()
                                 if "reduction kernels" not in k and "kcoll/TCP" not in k),
@@ -254,6 +358,8 @@ def main():
                             "kcoll failed: report.md says 'kcoll: not available (error ...)'", ""))
                 tap.append(("local-kcoll: not available (error: kcoll_allreduce" in md,
                             "kcoll failed: the same-host section says so", ""))
+                tap.append(("hier-kcoll-hier: not available (error: kcoll_allreduce" in md,
+                            "kcoll failed: the hierarchical section says so", ""))
             # kcoll over TCP: busbw(16M) of the rows above over Gloo's and iperf3's.
             size = 16 << 20
             ktcp = size / (400.0 + size / 90.0) / 1e3 * 2.0 * 3 / 4

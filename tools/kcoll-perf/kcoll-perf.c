@@ -119,8 +119,10 @@ static void json_error(struct ctx *x, int err)
 static int coll_call(struct ctx *x, const struct perf_case *pc, const void *sb, void *rb,
 		     struct kcoll_request *req)
 {
+	/* The algorithm the kernel ran is reported for blocking calls: the row says it. */
 	KCOLL_OPTS(kcoll_coll_opts, co, .algo = (unsigned int)x->o.algo,
-		   .timeout_ms = x->o.timeout_ms, .req = req);
+		   .timeout_ms = x->o.timeout_ms, .req = req,
+		   .algo_used = req ? NULL : &x->algo_used);
 	size_t c = pc->count;
 
 	switch (pc->coll) {
@@ -231,6 +233,7 @@ static int time_case(struct ctx *x, const struct perf_case *pc, size_t bytes, un
 
 	memset(st, 0, sizeof(*st));
 	st->ran = 1;
+	x->algo_used = KCOLL_ALG_AUTO;
 	perf_iters_for(&x->o, bytes, &warm, &iters);
 	k = nonblock ? x->o.agg : 1;
 	rounds = (iters + k - 1) / k;
@@ -260,6 +263,7 @@ static int time_case(struct ctx *x, const struct perf_case *pc, size_t bytes, un
 	ops = (double)rounds * k;
 	st->time_us = total / ops * 1e6;
 	st->median_us = perf_median(x->samples, rounds) * 1e6;
+	st->algo_used = nonblock ? KCOLL_ALG_AUTO : (int32_t)x->algo_used;
 	st->usr_us = (u1 - u0) / ops * 1e6;
 	st->sys_us = (s1 - s0) / ops * 1e6;
 	st->node_us = (n1 - n0) / ops * 1e6;

@@ -50,9 +50,12 @@ static void combine(const struct ctx *x, const struct perf_row *all, int p, stru
 	int j;
 
 	memset(o, 0, sizeof(*o));
+	o->algo_used = all[0].st[p].algo_used;
 	for (j = 0; j < x->n; j++) {
 		const struct perf_stat *s = &all[j].st[p];
 
+		if (s->algo_used != o->algo_used)
+			o->algo_used = -1;	/* the ranks ran different schedules */
 		if (s->time_us > o->time_us)
 			o->time_us = s->time_us;
 		if (s->median_us > o->median_us)
@@ -101,6 +104,12 @@ void group_header(struct ctx *x, const struct perf_case *pc, unsigned int mem, b
 	printf("\n");
 }
 
+/* What the kernel ran: "mixed" when the ranks differ, "unknown" when not reported. */
+static const char *algo_used_name(int a)
+{
+	return a < 0 ? "mixed" : a == KCOLL_ALG_AUTO ? "unknown" : perf_algo_name(a);
+}
+
 /* One JSON line and/or CSV line per row and placement (rank 0). */
 static void record(struct ctx *x, const struct perf_case *pc, size_t bytes, unsigned int mem,
 		   bool nb, int p, const struct perf_stat *s, double algbw, double busbw)
@@ -115,24 +124,25 @@ static void record(struct ctx *x, const struct perf_case *pc, size_t bytes, unsi
 		fprintf(x->json, "{\"system\": \"kcoll\", \"coll\": \"%s\", \"nranks\": %d, "
 			"\"dtype\": \"%s\", \"op\": \"%s\", \"root\": %d, \"place\": \"%s\", "
 			"\"mem\": \"%s\", \"mode\": \"%s\", \"agg\": %d, \"algo\": \"%s\", "
-			"\"size\": %zu, \"count\": %zu, \"warmup\": %d, \"iters\": %d, "
-			"\"time_us\": %.3f, \"median_us\": %.3f, \"algbw_gbs\": %.9g, "
+			"\"algo_used\": \"%s\", \"size\": %zu, \"count\": %zu, \"warmup\": %d, "
+			"\"iters\": %d, \"time_us\": %.3f, \"median_us\": %.3f, \"algbw_gbs\": %.9g, "
 			"\"busbw_gbs\": %.9g, \"wrong\": %llu, \"checked\": %s, "
 			"\"cpu_usr_us\": %.3f, \"cpu_sys_us\": %.3f, \"node_cpu_us\": %.3f}\n",
 			perf_coll_name(pc->coll), x->n, perf_dtype_name(pc->dtype), op, root,
 			place_name(p), mem_name(mem), mode, nb ? x->o.agg : 1,
-			perf_algo_name(x->o.algo), bytes, pc->count, warm, iters, s->time_us,
-			s->median_us, algbw, busbw, (unsigned long long)s->wrong,
+			perf_algo_name(x->o.algo), algo_used_name(s->algo_used), bytes, pc->count,
+			warm, iters, s->time_us, s->median_us, algbw, busbw,
+			(unsigned long long)s->wrong,
 			x->o.check && pc->coll != KCOLL_BARRIER ? "true" : "false",
 			s->usr_us, s->sys_us, s->node_us);
 	if (x->csv)
 		fprintf(x->csv, "kcoll,%s,%d,%s,%s,%d,%s,%s,%s,%d,%s,%zu,%zu,%d,%d,%.3f,%.3f,"
-			"%.9g,%.9g,%llu,%.3f,%.3f,%.3f\n",
+			"%.9g,%.9g,%llu,%.3f,%.3f,%.3f,%s\n",
 			perf_coll_name(pc->coll), x->n, perf_dtype_name(pc->dtype), op, root,
 			place_name(p), mem_name(mem), mode, nb ? x->o.agg : 1,
 			perf_algo_name(x->o.algo), bytes, pc->count, warm, iters, s->time_us,
 			s->median_us, algbw, busbw, (unsigned long long)s->wrong,
-			s->usr_us, s->sys_us, s->node_us);
+			s->usr_us, s->sys_us, s->node_us, algo_used_name(s->algo_used));
 }
 
 void print_row(struct ctx *x, const struct perf_case *pc, size_t bytes, unsigned int mem,
@@ -233,6 +243,6 @@ int print_preamble(struct ctx *x, size_t nsizes)
 	if (x->csv)
 		fprintf(x->csv, "system,coll,nranks,dtype,op,root,place,mem,mode,agg,algo,size,"
 			"count,warmup,iters,time_us,median_us,algbw_gbs,busbw_gbs,wrong,"
-			"cpu_usr_us,cpu_sys_us,node_cpu_us\n");
+			"cpu_usr_us,cpu_sys_us,node_cpu_us,algo_used\n");
 	return 0;
 }

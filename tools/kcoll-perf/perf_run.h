@@ -28,7 +28,7 @@ struct perf_stat {
 	uint64_t wrong;
 	int64_t err;		/* 0, or the negative errno the collective failed with */
 	int32_t ran;		/* 1 when this placement ran */
-	int32_t pad;
+	int32_t algo_used;	/* what the kernel ran (enum kcoll_algorithm); -1: ranks differ */
 };
 
 struct perf_row {
@@ -46,6 +46,7 @@ struct ctx {
 	size_t *counts, *displs;	/* v-collectives: nranks blocks of count */
 	double *samples;
 	struct kcoll_request *reqs;
+	unsigned int algo_used;		/* the last blocking call's, as the kernel reports it */
 	FILE *json, *csv;
 	bool table;
 	/* progress */

@@ -41,6 +41,13 @@ assert all(r["checked"] == (r["coll"] != "barrier") for r in rows)
 plain = ("broadcast", "scatter", "gather", "allgather", "alltoall", "barrier", "allgatherv", "alltoallv")
 assert all(r["op"] == "none" for r in rows if r["coll"] in plain), "a collective that reduces nothing ran with an op"
 ' "$tmp/all.json"
+t "JSON rows say the algorithm the library reported: blocking only, -A given or chosen" sh -c \
+	"'$bin' -C allreduce -B both -b 64 -e 64 -n 1 -w 0 -J - -q >'$tmp/a1' &&
+	 '$bin' -C allreduce -A hier -b 64 -e 64 -n 1 -w 0 -J - -q >'$tmp/a2' &&
+	 python3 -c 'import json,sys
+u = {(r[\"mode\"], r[\"algo\"], r[\"algo_used\"]) for f in sys.argv[1:] for r in map(json.loads, open(f))}
+assert u == {(\"blocking\", \"auto\", \"ring\"), (\"nonblocking\", \"auto\", \"unknown\"),
+             (\"blocking\", \"hier\", \"hier\")}, u' '$tmp/a1' '$tmp/a2'"
 t "CSV has a header and one line per JSON line" sh -c \
 	"head -n 1 '$tmp/all.csv' | grep -q '^system,coll,nranks,' &&
 	 [ \$((\$(wc -l <'$tmp/all.csv') - 1)) -eq \$(wc -l <'$tmp/all.json') ]"
