@@ -24,6 +24,7 @@ import sys
 # The same-host and the hierarchical parts (issue 15), each with KEY, load(), targets() and
 # markdown(); they import this module for the helpers below.
 import report_hier
+import report_tcp
 import report_local
 
 PARTS = (report_local, report_hier)
@@ -37,13 +38,10 @@ SYSTEMS = [
     ("torch-kcoll", "PyTorch on kcoll (python/kcoll, RDMA)"),
     ("torch-kcoll-tcp", "PyTorch on kcoll, kernel TCP transport"),
 ]
-# What kcoll (over RDMA) is compared with; kcoll-tcp has its own comparison (tcp_rows()), the
-# PyTorch backends theirs with Gloo (compute_torch(), TORCH_SIZES).
+# What kcoll (over RDMA) is compared with; kcoll-tcp has its own comparison, the PyTorch
+# backends theirs with Gloo (report_tcp.py).
 PEERS = [s for s in SYSTEMS if s[0] in ("mpi-ucx", "mpi-tcp", "gloo")]
 # kcoll over TCP against the TCP systems on the same VMs (issue 14, item 4).
-TCP_PEERS = [("gloo", "Gloo"), ("mpi-tcp", "Open MPI TCP")]
-TORCH = ["torch-kcoll", "torch-kcoll-tcp"]
-TORCH_SIZES = (8, 1 << 20, 16 << 20)
 COLLS = ["allreduce", "allgather", "reduce_scatter", "broadcast", "alltoall"]
 TARGET_STATES = ("met", "missed", "not measured")
 
@@ -319,100 +317,6 @@ def compute_ratios(cl):
     return out
 
 
-def tcp_rows(cl):
-    """kcoll over TCP's all-reduce against Gloo, Open MPI over TCP and iperf3, per size."""
-    k = cl["systems"]["kcoll-tcp"]
-    link = cl["tcp_link"]["bidir_per_dir_gbs"]
-    out = []
-    for kr in pick(k["rows"], "allreduce"):
-        ent = {"size": kr["size"], "kcoll_tcp_busbw_gbs": kr["busbw_gbs"],
-               "kcoll_tcp_median_us": kr.get("median_us"),
-               "kcoll_tcp_over_iperf3_bidir": ratio(kr["busbw_gbs"], link)}
-        for peer, _ in TCP_PEERS:
-            prow = next((r for r in pick(cl["systems"][peer]["rows"], "allreduce")
-                         if r["size"] == kr["size"]), None)
-            ent[peer + "_busbw_gbs"] = prow["busbw_gbs"] if prow else None
-            ent[peer + "_median_us"] = prow.get("median_us") if prow else None
-            ent["kcoll_tcp_over_" + peer] = ratio(kr["busbw_gbs"], ent[peer + "_busbw_gbs"])
-        out.append(ent)
-    return out
-
-
-def compute_torch(cl):
-    """torch+kcoll over torch+Gloo (busbw over busbw, = Gloo's time over kcoll's) at
-    TORCH_SIZES: one row per size, None where a side has no row."""
-    rows = {name: {r["size"]: r for r in pick(cl["systems"][name]["rows"], "allreduce")}
-            for name in ["gloo"] + TORCH}
-    out = []
-    for size in TORCH_SIZES:
-        g = rows["gloo"].get(size)
-        ent = {"size": size, "gloo_time_us": g["time_us"] if g else None}
-        for name in TORCH:
-            k = rows[name].get(size)
-            ent[name + "_time_us"] = k["time_us"] if k else None
-            ent[name + "_over_gloo"] = ratio(k["busbw_gbs"], g["busbw_gbs"]) if k and g else None
-        out.append(ent)
-    return out
-
-
-def tcp_targets(cl):
-    """Issue 14's targets for kcoll over TCP on this cluster size."""
-    n, t = cl["nodes"], []
-    k = cl["systems"]["kcoll-tcp"]
-    kmiss = None if k["available"] else "kcoll over TCP: not available (%s)" % k["error"]
-    rows = {e["size"]: e for e in cl.get("tcp", [])}
-    for size in (1 << 20, 16 << 20):
-        for peer, label in TCP_PEERS:
-            v, why = None, kmiss
-            ps = cl["systems"][peer]
-            if not why and not ps["available"]:
-                why = "%s: not available (%s)" % (label, ps["error"])
-            elif not why and (size not in rows or rows[size]["kcoll_tcp_over_" + peer] is None):
-                why = "no %s all-reduce row for both" % fmt_size(size)
-            elif not why:
-                v = rows[size]["kcoll_tcp_over_" + peer]
-            t.append(target("%d VMs: kcoll/TCP all-reduce busbw at %s / %s" %
-                            (n, fmt_size(size), label), v, 2.0, ">=", "x", why))
-    v, why = None, kmiss
-    if not why and cl["tcp_link"]["bidir_per_dir_gbs"] is None:
-        why = "no iperf3 --bidir figure"
-    elif not why and (16 << 20) not in rows:
-        why = "no 16 MiB all-reduce row"
-    elif not why:
-        v = rows[16 << 20]["kcoll_tcp_over_iperf3_bidir"]
-    t.append(target("%d VMs: kcoll/TCP all-reduce busbw at 16 MiB / iperf3 bidirectional "
-                    "per direction" % n, v, 0.7, ">=", "x", why))
-    v, why = None, kmiss
-    if not why and not cl["systems"]["mpi-tcp"]["available"]:
-        why = "Open MPI TCP: not available (%s)" % cl["systems"]["mpi-tcp"]["error"]
-    elif not why and (8 not in rows or not rows[8]["mpi-tcp_median_us"]):
-        why = "no 8 B all-reduce row for both"
-    elif not why:
-        v = rows[8]["kcoll_tcp_median_us"] / rows[8]["mpi-tcp_median_us"]
-    t.append(target("%d VMs: kcoll/TCP 8-byte all-reduce median latency / Open MPI TCP's" % n,
-                    v, 1.0, "<=", "x", why))
-    return t
-
-
-def torch_targets(cl):
-    """torch+kcoll at least 2x torch+Gloo at 1 and 16 MiB (issue 16)."""
-    t = []
-    tk, gl = cl["systems"]["torch-kcoll"], cl["systems"]["gloo"]
-    for ent in cl["torch"]:
-        if ent["size"] < 1 << 20:
-            continue
-        why = None
-        for s, label in ((tk, "torch+kcoll"), (gl, "torch+Gloo")):
-            if not why and not s["available"]:
-                why = "%s: not available (%s)" % (label, s["error"])
-        if not why and ent["torch-kcoll_over_gloo"] is None:
-            why = "no %s all-reduce row for both" % fmt_size(ent["size"])
-        t.append(target("%d VMs: torch+kcoll all-reduce busbw at %s / torch+Gloo" %
-                        (cl["nodes"], fmt_size(ent["size"])), ent["torch-kcoll_over_gloo"],
-                        2.0, ">=", "x", why))
-    return t
-
-
 def target(name, value, threshold, cmp, unit, why_missing=None, detail=""):
     if value is None:
         return {"target": name, "value": None, "threshold": threshold, "status": "not measured",
@@ -466,8 +370,8 @@ def compute_targets(clusters, kernels):
             t.append(target("2 VMs: 8-byte all-reduce median latency / median ib_write_lat",
                             v, 2.0, "<=", "x", why))
         if n in (2, 4):
-            t += tcp_targets(cl)
-        t += torch_targets(cl)
+            t += report_tcp.tcp_targets(cl)
+        t += report_tcp.torch_targets(cl)
     v, why = None, None
     if kernels and kernels.get("rows"):
         row = next((r for r in kernels["rows"] if r.get("dtype") == "fp32" and r.get("op") == "sum"), None)
@@ -577,54 +481,6 @@ def md_table(head, rows):
     for r in rows:
         out.append("| " + " | ".join(r) + " |")
     return out
-
-
-def markdown_tcp(cl):
-    """One cluster's TCP comparison: the TCP link, then kcoll over TCP against the others."""
-    L = ["### kcoll over TCP against Gloo, Open MPI over TCP and the TCP link", ""]
-    tl = cl["tcp_link"]
-    L.append("TCP link limit (iperf3, one stream, node1 → node0): %s GB/s one way; with "
-             "`--bidir` %s GB/s both directions, %s GB/s per direction." %
-             (fnum(tl["uni_gbs"]), fnum(tl["bidir_total_gbs"]), fnum(tl["bidir_per_dir_gbs"])))
-    L.append("")
-    for e in tl["errors"]:
-        L.append("- %s" % e)
-    if tl["errors"]:
-        L.append("")
-    if not cl["tcp"]:
-        k = cl["systems"]["kcoll-tcp"]
-        L.append("kcoll over TCP: not available (error: %s)." % k["error"])
-        L.append("")
-        return L
-    rows = []
-    for e in cl["tcp"]:
-        rows.append([fmt_size(e["size"]), fnum(e["kcoll_tcp_busbw_gbs"]),
-                     fnum(e["gloo_busbw_gbs"]), fnum(e["mpi-tcp_busbw_gbs"]),
-                     fnum(e["kcoll_tcp_over_gloo"], 3), fnum(e["kcoll_tcp_over_mpi-tcp"], 3),
-                     fnum(e["kcoll_tcp_over_iperf3_bidir"], 3),
-                     fnum(e["kcoll_tcp_median_us"], 2), fnum(e["mpi-tcp_median_us"], 2)])
-    L.append("All-reduce (fp32, sum, out of place), busbw in GB/s; ratios > 1: kcoll over TCP "
-             "faster; the last columns are the median times (µs).")
-    L.append("")
-    L += md_table(["size", "kcoll/TCP", "Gloo", "Open MPI TCP", "kcoll/TCP / Gloo",
-                   "kcoll/TCP / Open MPI TCP", "kcoll/TCP / iperf3 -bidir per dir.",
-                   "kcoll/TCP median", "Open MPI TCP median"], rows)
-    L.append("")
-    return L
-
-
-def torch_markdown(cl):
-    if not any(e["gloo_time_us"] is not None for e in cl["torch"]):
-        return []
-    L = ["### PyTorch: kcoll's backend against Gloo (all_reduce, fp32 sum)", "",
-         "The same script and process (`bench/gloo_bench.py`), each size timed on each "
-         "backend in turn; ratio = Gloo's time / kcoll's (> 1: kcoll faster).", ""]
-    rows = [[fmt_size(e["size"]), fnum(e["gloo_time_us"], 1)] +
-            sum(([fnum(e[n + "_time_us"], 1), fnum(e[n + "_over_gloo"], 3)] for n in TORCH), [])
-            for e in cl["torch"]]
-    L += md_table(["size", "Gloo (µs)", "torch+kcoll (µs)", "ratio",
-                   "torch+kcoll, TCP transport (µs)", "ratio"], rows)
-    return L + [""]
 
 
 def markdown(rep):
@@ -740,8 +596,8 @@ def markdown(rep):
                 L += md_table(["size", "kcoll / link (-b per dir.)", "kcoll / link (uni)"] +
                               ["kcoll / " + p for p, _ in PEERS], rows)
                 L.append("")
-        L += markdown_tcp(cl)
-        L += torch_markdown(cl)
+        L += report_tcp.markdown_tcp(cl)
+        L += report_tcp.torch_markdown(cl)
     for part in PARTS:
         L += part.markdown(rep.get(part.KEY))
     L.append("## Reduction kernels (host, `bench/reduce_bench`)")
@@ -822,8 +678,8 @@ def main():
     for d in cdirs:
         cl = load_cluster(d)
         cl["ratios"] = compute_ratios(cl)
-        cl["tcp"] = tcp_rows(cl)
-        cl["torch"] = compute_torch(cl)
+        cl["tcp"] = report_tcp.tcp_rows(cl)
+        cl["torch"] = report_tcp.compute_torch(cl)
         clusters.append(cl)
     rep = {
         "generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
