@@ -2,7 +2,8 @@
 /*
  * selftests/host/sched_ref.h - what the schedule tests share: a deterministic random source
  * and independent references for the reduction order each algorithm documents
- * (core/kcoll_sched.h).  Included by test_sched.c and test_sched_hier.c.
+ * (core/kcoll_sched.h).  Included by sched_sweep.c, test_sched_api.c, test_sched_sim.c and
+ * test_sched_hier.c.
  */
 #ifndef _KCOLL_SCHED_REF_H
 #define _KCOLL_SCHED_REF_H
