@@ -144,25 +144,33 @@ out:
 	return ret;
 }
 
-TEST(two_ranks_no_device)
+/* Run @rank_fn as rank 1 in a forked child and as rank 0 here; both must return 0. */
+static void loop_pair(struct __test_metadata *_metadata, uint64_t id,
+		      int (*rank_fn)(uint64_t id, unsigned int rank))
 {
-	uint64_t id = kt_comm_id("loop_two_ranks", 0);
 	int status, ret;
 	pid_t child;
 
-	TH_LOG("RDMA devices present: %d", loop_rdma_devices());
-	EXPECT_EQ(0, loop_rdma_devices());
 	child = fork();
 	ASSERT_LE(0, child);
 	if (!child)
-		_exit(loop_rank(id, 1));
-	ret = loop_rank(id, 0);
+		_exit(rank_fn(id, 1));
+	ret = rank_fn(id, 0);
 	ASSERT_EQ(child, waitpid(child, &status, 0));
 	EXPECT_EQ(0, ret) TH_LOG("rank 0 failed at step %d", ret);
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("rank 1 failed at step %d",
 						 WEXITSTATUS(status));
 	EXPECT_EQ(0, kt_count_comms());
+}
+
+TEST(two_ranks_no_device)
+{
+	uint64_t id = kt_comm_id("loop_two_ranks", 0);
+
+	TH_LOG("RDMA devices present: %d", loop_rdma_devices());
+	EXPECT_EQ(0, loop_rdma_devices());
+	loop_pair(_metadata, id, loop_rank);
 }
 
 /* A rank killed in a call: the other's call fails, well before its timeout. */
@@ -294,21 +302,7 @@ static int loop_one_table(uint64_t id, unsigned int rank)
 
 TEST(one_request_table)
 {
-	uint64_t id = kt_comm_id("loop_one_table", 0);
-	int status, ret;
-	pid_t child;
-
-	child = fork();
-	ASSERT_LE(0, child);
-	if (!child)
-		_exit(loop_one_table(id, 1));
-	ret = loop_one_table(id, 0);
-	ASSERT_EQ(child, waitpid(child, &status, 0));
-	EXPECT_EQ(0, ret) TH_LOG("rank 0 failed at step %d", ret);
-	ASSERT_TRUE(WIFEXITED(status));
-	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("rank 1 failed at step %d",
-						 WEXITSTATUS(status));
-	EXPECT_EQ(0, kt_count_comms());
+	loop_pair(_metadata, kt_comm_id("loop_one_table", 0), loop_one_table);
 }
 
 TEST_HARNESS_MAIN
