@@ -85,13 +85,22 @@ def test_rows(tag, name, n, rows):
     test(wrong == 0, tag + "%s #wrong is 0" % name, "#wrong = %d" % wrong)
 
 
+def part(rep, key, asked_key, label, why_absent):
+    """rep[KEY], a part of the run; when it is absent, a test that fails only if host.json
+    says the run asked for it (ASKED_KEY), skipped otherwise."""
+    p = rep.get(key)
+    if p is None:
+        asked = rep.get("host", {}).get(asked_key)
+        test(not asked, label + ": the run is in the report", "host.json asked for it",
+             None if asked else why_absent)
+    return p
+
+
 def check_local(rep, md, allow_missing):
     """The same-host run (bench/report_local.py): present when the run asked for it."""
-    loc = rep.get("local")
+    loc = part(rep, "local", "same_host", "same host",
+               "no same-host run (BENCH_ONLY=tcp or an older report)")
     if loc is None:
-        asked = rep.get("host", {}).get("same_host")
-        test(not asked, "same host: the run is in the report", "host.json asked for it",
-             None if asked else "no same-host run (BENCH_ONLY=tcp or an older report)")
         return
     n = loc.get("nranks")
     tag = "same host: "
@@ -122,11 +131,9 @@ def check_local(rep, md, allow_missing):
 
 def check_hier(rep, md, allow_missing):
     """The hierarchical run (bench/report_hier.py): present when the run asked for it."""
-    h = rep.get("hier")
+    h = part(rep, "hier", "hier", "hierarchical",
+             "no hierarchical run (another BENCH_ONLY or an older report)")
     if h is None:
-        asked = rep.get("host", {}).get("hier")
-        test(not asked, "hierarchical: the run is in the report", "host.json asked for it",
-             None if asked else "no hierarchical run (another BENCH_ONLY or an older report)")
         return
     n, tag = h.get("nranks"), "hierarchical: "
     test(isinstance(n, int) and n == h.get("nodes", 0) * h.get("rpn", 0) and n >= 4,
