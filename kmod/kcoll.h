@@ -717,6 +717,21 @@ struct kcoll_dev *kcoll_dev_get_nth(unsigned long pos);
 void kcoll_dev_put(struct kcoll_dev *dev);
 const char *kcoll_dev_node_type(struct kcoll_dev *dev);
 
+/*
+ * The kobj_type of a sysfs directory embedded as @member in a kmalloc'ed @type that its
+ * last kobject_put() frees; @name##_groups comes from ATTRIBUTE_GROUPS(@name).
+ */
+#define KCOLL_KOBJ_TYPE_KFREE(name, type, member)				\
+static void name##_release(struct kobject *kobj)				\
+{										\
+	kfree(container_of(kobj, type, member));				\
+}										\
+static const struct kobj_type name##_ktype = {					\
+	.release	= name##_release,					\
+	.sysfs_ops	= &kobj_sysfs_ops,					\
+	.default_groups	= name##_groups,					\
+}
+
 /* kcoll_sysfs.c */
 int kcoll_sysfs_init(void);
 void kcoll_sysfs_exit(void);

@@ -92,16 +92,7 @@ static struct attribute *kcoll_engine_attrs[] = {
 };
 ATTRIBUTE_GROUPS(kcoll_engine);
 
-static void kcoll_engine_entry_release(struct kobject *kobj)
-{
-	kfree(to_entry(kobj));
-}
-
-static const struct kobj_type kcoll_engine_ktype = {
-	.release	= kcoll_engine_entry_release,
-	.sysfs_ops	= &kobj_sysfs_ops,
-	.default_groups	= kcoll_engine_groups,
-};
+KCOLL_KOBJ_TYPE_KFREE(kcoll_engine, struct kcoll_engine_entry, kobj);
 
 static struct kcoll_engine_entry *kcoll_engine_entry_add(const char *name,
 							 struct kcoll_engine *e)

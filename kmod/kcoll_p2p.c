@@ -195,7 +195,7 @@ again:
 		 */
 		eager_only = req->mem.len <= KCOLL_WIRE_EAGER_MAX;
 		if (!eager_only && r->remote && !r->registered &&
-		    tp->mem_post_reg(conn, r) < 0) {
+		    tp->mem->post_reg(conn, r) < 0) {
 			tp->ctrl_put(conn, c);
 			kcoll_req_complete(req, -EIO, 0);
 			return;

@@ -187,7 +187,7 @@ int kcoll_region_alloc(struct kcoll_region *r, u64 len, gfp_t gfp)
  * @cpu:	the CPU reads or writes it: vmap() it
  *
  * The registrations still have to be made valid (kcoll_region_register(), or the
- * transport's mem_post_reg) before their segments are announced.
+ * transport's mem->post_reg) before their segments are announced.
  */
 int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote, bool cpu)
 {
@@ -199,7 +199,7 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 	if (comm->nranks > 1 || remote) {
 		/* Set first: a partial mapping is undone by kcoll_region_unmap(). */
 		r->tp = tp;
-		ret = tp->mem_map(comm, r, remote);
+		ret = tp->mem->map(comm, r, remote);
 		if (ret)
 			return ret;
 	}
@@ -225,7 +225,7 @@ int kcoll_region_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remot
 void kcoll_region_revoke(struct kcoll_region *r)
 {
 	if (r->tp)
-		r->tp->mem_revoke(r);
+		r->tp->mem->revoke(r);
 	r->remote = false;
 	r->registered = false;
 }
@@ -238,7 +238,7 @@ void kcoll_region_unmap(struct kcoll_region *r)
 		r->vaddr = NULL;
 	}
 	if (r->tp) {
-		r->tp->mem_unmap(r);
+		r->tp->mem->unmap(r);
 		r->tp = NULL;
 	}
 	r->remote = false;
@@ -251,14 +251,14 @@ void kcoll_region_unmap(struct kcoll_region *r)
  * @r:		the mapped region
  *
  * Context: comm->teardown_mutex held.  Return: 0 or a negative errno (the transport's
- * mem_register).
+ * mem->reg).
  */
 int kcoll_region_register(struct kcoll_comm *comm, struct kcoll_region *r)
 {
 	lockdep_assert_held(&comm->teardown_mutex);
 	if (!r->tp || !r->remote || r->registered)
 		return 0;
-	return r->tp->mem_register(comm, r);
+	return r->tp->mem->reg(comm, r);
 }
 
 /**
@@ -276,7 +276,7 @@ int kcoll_region_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wir
 {
 	if (!r->tp || !len)
 		return 0;
-	return r->tp->mem_segs(r, off, len, segs, max);
+	return r->tp->mem->segs(r, off, len, segs, max);
 }
 
 /*

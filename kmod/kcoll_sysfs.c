@@ -97,16 +97,7 @@ static struct attribute *kcoll_dev_attrs[] = {
 ATTRIBUTE_GROUPS(kcoll_dev);
 
 /* The last kobject_put() of a device frees it: see kcoll_sysfs_dev_del(). */
-static void kcoll_dev_kobj_release(struct kobject *kobj)
-{
-	kfree(to_kcoll_dev(kobj));
-}
-
-static const struct kobj_type kcoll_dev_ktype = {
-	.release	= kcoll_dev_kobj_release,
-	.sysfs_ops	= &kobj_sysfs_ops,
-	.default_groups	= kcoll_dev_groups,
-};
+KCOLL_KOBJ_TYPE_KFREE(kcoll_dev, struct kcoll_dev, kobj);
 
 /**
  * kcoll_sysfs_dev_add - give a new device its directory and its memory owner

@@ -15,22 +15,23 @@
 
 #include <linux/tracepoint.h>
 
+/*
+ * The two state events share their first fields (@who: the comm's size, or the peer), so
+ * a BPF reader finds comm_id, rank and the two states at the same offsets in both.
+ */
+#define KCOLL_TP_STATE_FIELDS(who)						\
+	__field(u64, comm_id) __field(u32, rank) __field(u32, who)		\
+	__field(int, old_state) __field(int, new_state)
+#define KCOLL_TP_STATE_ASSIGN(who)						\
+	__entry->comm_id = comm_id; __entry->rank = rank; __entry->who = who;	\
+	__entry->old_state = old_state; __entry->new_state = new_state;
+
 /* A communicator changed state (KCOLL_COMM_* values); err: its sticky error. */
 TRACE_EVENT(kcoll_comm_state,
 	    TP_PROTO(u64 comm_id, u32 rank, u32 nranks, int old_state, int new_state, int err),
 	    TP_ARGS(comm_id, rank, nranks, old_state, new_state, err),
-	    TP_STRUCT__entry(__field(u64, comm_id)
-			     __field(u32, rank)
-			     __field(u32, nranks)
-			     __field(int, old_state)
-			     __field(int, new_state)
-			     __field(int, err)),
-	    TP_fast_assign(__entry->comm_id = comm_id;
-			   __entry->rank = rank;
-			   __entry->nranks = nranks;
-			   __entry->old_state = old_state;
-			   __entry->new_state = new_state;
-			   __entry->err = err;),
+	    TP_STRUCT__entry(KCOLL_TP_STATE_FIELDS(nranks) __field(int, err)),
+	    TP_fast_assign(KCOLL_TP_STATE_ASSIGN(nranks) __entry->err = err;),
 	    TP_printk("comm=%016llx rank=%u nranks=%u state=%d->%d err=%d", __entry->comm_id,
 		      __entry->rank, __entry->nranks, __entry->old_state, __entry->new_state,
 		      __entry->err));
@@ -39,16 +40,8 @@ TRACE_EVENT(kcoll_comm_state,
 TRACE_EVENT(kcoll_conn_state,
 	    TP_PROTO(u64 comm_id, u32 rank, u32 peer, int old_state, int new_state),
 	    TP_ARGS(comm_id, rank, peer, old_state, new_state),
-	    TP_STRUCT__entry(__field(u64, comm_id)
-			     __field(u32, rank)
-			     __field(u32, peer)
-			     __field(int, old_state)
-			     __field(int, new_state)),
-	    TP_fast_assign(__entry->comm_id = comm_id;
-			   __entry->rank = rank;
-			   __entry->peer = peer;
-			   __entry->old_state = old_state;
-			   __entry->new_state = new_state;),
+	    TP_STRUCT__entry(KCOLL_TP_STATE_FIELDS(peer)),
+	    TP_fast_assign(KCOLL_TP_STATE_ASSIGN(peer)),
 	    TP_printk("comm=%016llx rank=%u peer=%u state=%d->%d", __entry->comm_id, __entry->rank,
 		      __entry->peer, __entry->old_state, __entry->new_state));
 
@@ -88,69 +81,42 @@ DEFINE_EVENT(kcoll_p2p_class,
 
 /*
  * Collectives.  op_id: the operation's sequence number on the communicator; coll: enum
- * kcoll_collective; algo: enum kcoll_algorithm; bytes: payload per rank.
+ * kcoll_collective; algo: enum kcoll_algorithm; bytes: payload per rank.  Every collective
+ * event starts with the same fields, in the same order, and prints them the same way.
  */
+#define KCOLL_TP_OP_FIELDS							\
+	__field(u64, comm_id) __field(u64, op_id) __field(u64, bytes)		\
+	__field(u32, rank) __field(u32, coll)
+#define KCOLL_TP_OP_ASSIGN							\
+	__entry->comm_id = comm_id; __entry->op_id = op_id;			\
+	__entry->bytes = bytes; __entry->rank = rank; __entry->coll = coll;
+#define KCOLL_TP_OP_FMT		"comm=%016llx rank=%u op=%llu coll=%u "
+#define KCOLL_TP_OP_PRINT	__entry->comm_id, __entry->rank, __entry->op_id, __entry->coll
+
 TRACE_EVENT(kcoll_op_start,
 	    TP_PROTO(u64 comm_id, u32 rank, u64 op_id, u32 coll, u32 algo, u64 bytes, u32 nsteps),
 	    TP_ARGS(comm_id, rank, op_id, coll, algo, bytes, nsteps),
-	    TP_STRUCT__entry(__field(u64, comm_id)
-			     __field(u64, op_id)
-			     __field(u64, bytes)
-			     __field(u32, rank)
-			     __field(u32, coll)
-			     __field(u32, algo)
-			     __field(u32, nsteps)),
-	    TP_fast_assign(__entry->comm_id = comm_id;
-			   __entry->op_id = op_id;
-			   __entry->bytes = bytes;
-			   __entry->rank = rank;
-			   __entry->coll = coll;
-			   __entry->algo = algo;
-			   __entry->nsteps = nsteps;),
-	    TP_printk("comm=%016llx rank=%u op=%llu coll=%u algo=%u bytes=%llu nsteps=%u",
-		      __entry->comm_id, __entry->rank, __entry->op_id, __entry->coll, __entry->algo,
-		      __entry->bytes, __entry->nsteps));
+	    TP_STRUCT__entry(KCOLL_TP_OP_FIELDS __field(u32, algo) __field(u32, nsteps)),
+	    TP_fast_assign(KCOLL_TP_OP_ASSIGN __entry->algo = algo; __entry->nsteps = nsteps;),
+	    TP_printk(KCOLL_TP_OP_FMT "algo=%u bytes=%llu nsteps=%u", KCOLL_TP_OP_PRINT,
+		      __entry->algo, __entry->bytes, __entry->nsteps));
 
 TRACE_EVENT(kcoll_op_finish,
 	    TP_PROTO(u64 comm_id, u32 rank, u64 op_id, u32 coll, u64 bytes, int status),
 	    TP_ARGS(comm_id, rank, op_id, coll, bytes, status),
-	    TP_STRUCT__entry(__field(u64, comm_id)
-			     __field(u64, op_id)
-			     __field(u64, bytes)
-			     __field(u32, rank)
-			     __field(u32, coll)
-			     __field(int, status)),
-	    TP_fast_assign(__entry->comm_id = comm_id;
-			   __entry->op_id = op_id;
-			   __entry->bytes = bytes;
-			   __entry->rank = rank;
-			   __entry->coll = coll;
-			   __entry->status = status;),
-	    TP_printk("comm=%016llx rank=%u op=%llu coll=%u bytes=%llu status=%d", __entry->comm_id,
-		      __entry->rank, __entry->op_id, __entry->coll, __entry->bytes,
+	    TP_STRUCT__entry(KCOLL_TP_OP_FIELDS __field(int, status)),
+	    TP_fast_assign(KCOLL_TP_OP_ASSIGN __entry->status = status;),
+	    TP_printk(KCOLL_TP_OP_FMT "bytes=%llu status=%d", KCOLL_TP_OP_PRINT, __entry->bytes,
 		      __entry->status));
 
 /* A collective moved to schedule step @step, exchanging @bytes with @peer (-1: none). */
 TRACE_EVENT(kcoll_step,
 	    TP_PROTO(u64 comm_id, u32 rank, u64 op_id, u32 coll, u32 step, s32 peer, u64 bytes),
 	    TP_ARGS(comm_id, rank, op_id, coll, step, peer, bytes),
-	    TP_STRUCT__entry(__field(u64, comm_id)
-			     __field(u64, op_id)
-			     __field(u64, bytes)
-			     __field(u32, rank)
-			     __field(u32, coll)
-			     __field(u32, step)
-			     __field(s32, peer)),
-	    TP_fast_assign(__entry->comm_id = comm_id;
-			   __entry->op_id = op_id;
-			   __entry->bytes = bytes;
-			   __entry->rank = rank;
-			   __entry->coll = coll;
-			   __entry->step = step;
-			   __entry->peer = peer;),
-	    TP_printk("comm=%016llx rank=%u op=%llu coll=%u step=%u peer=%d bytes=%llu",
-		      __entry->comm_id, __entry->rank, __entry->op_id, __entry->coll, __entry->step,
-		      __entry->peer, __entry->bytes));
+	    TP_STRUCT__entry(KCOLL_TP_OP_FIELDS __field(u32, step) __field(s32, peer)),
+	    TP_fast_assign(KCOLL_TP_OP_ASSIGN __entry->step = step; __entry->peer = peer;),
+	    TP_printk(KCOLL_TP_OP_FMT "step=%u peer=%d bytes=%llu", KCOLL_TP_OP_PRINT,
+		      __entry->step, __entry->peer, __entry->bytes));
 
 #endif /* _KCOLL_TRACE_H */
 

@@ -63,6 +63,35 @@ struct kcoll_link_upcalls {
 };
 
 /**
+ * struct kcoll_mem_ops - a memory scheme: how peers are given access to a region
+ *
+ * Several transports share one scheme (loop and TCP copy on the receiving side by the
+ * module's own keys, transport/keyed_mem.c; RDMA registers with the device,
+ * transport/rdma_mr.c).  Per region (struct kcoll_region):
+ * @map:	map @r's pages for the transport; @remote: peers will write into it.
+ *		Context: process
+ * @unmap:	undo @map (also revokes); the pages stay.  Context: process
+ * @revoke:	end the peers' access now; local mappings stay.  Context: process
+ * @reg:	make @r's remote keys valid before they are announced (waits, bounded
+ *		and killable).  Context: process, comm->teardown_mutex held
+ * @post_reg:	queue @r's registration on @conn ahead of the next message, so the
+ *		peer sees the keys valid when that message arrives.  Return: 0 or -EIO.
+ *		Context: comm->lock; the caller checked the transport's @tx_room for @r's
+ *		chunks
+ * @segs:	the peer-visible segments of [@off, @off + @len) of @r, at most @max.
+ *		Return: their number, or -E2BIG
+ */
+struct kcoll_mem_ops {
+	int (*map)(struct kcoll_comm *comm, struct kcoll_region *r, bool remote);
+	void (*unmap)(struct kcoll_region *r);
+	void (*revoke)(struct kcoll_region *r);
+	int (*reg)(struct kcoll_comm *comm, struct kcoll_region *r);
+	int (*post_reg)(struct kcoll_conn *conn, struct kcoll_region *r);
+	int (*segs)(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_seg *segs,
+		    unsigned int max);
+};
+
+/**
  * struct kcoll_transport - the operations of one transport
  * @name:	for logs and the documentation ("rdma")
  *
@@ -103,18 +132,7 @@ struct kcoll_link_upcalls {
  *		least one).  Completion comes back as upcalls @progress; a failed one fails
  *		the comm.  Return: 0, or -EIO (nothing posted)
  *
- * Memory for remote access, per region (struct kcoll_region):
- * @mem_map:	map @r's pages for the transport; @remote: peers will write into it.
- *		Context: process
- * @mem_unmap:	undo @mem_map (also revokes); the pages stay.  Context: process
- * @mem_revoke:	end the peers' access now; local mappings stay.  Context: process
- * @mem_register: make @r's remote keys valid before they are announced (waits, bounded
- *		and killable).  Context: process, comm->teardown_mutex held
- * @mem_post_reg: queue @r's registration on @conn ahead of the next message, so the
- *		peer sees the keys valid when that message arrives.  Return: 0 or -EIO.
- *		Context: comm->lock; the caller checked @tx_room for @r's chunks
- * @mem_segs:	the peer-visible segments of [@off, @off + @len) of @r, at most @max.
- *		Return: their number, or -E2BIG
+ * @mem:		its memory scheme (struct kcoll_mem_ops): how peers reach a region
  */
 struct kcoll_transport {
 	const char *name;
@@ -136,13 +154,7 @@ struct kcoll_transport {
 	int (*write)(struct kcoll_conn *conn, struct kcoll_region *r, u64 off, u64 len,
 		     const struct kcoll_wire_seg *seg, u64 seg_off, u64 *bytes);
 
-	int (*mem_map)(struct kcoll_comm *comm, struct kcoll_region *r, bool remote);
-	void (*mem_unmap)(struct kcoll_region *r);
-	void (*mem_revoke)(struct kcoll_region *r);
-	int (*mem_register)(struct kcoll_comm *comm, struct kcoll_region *r);
-	int (*mem_post_reg)(struct kcoll_conn *conn, struct kcoll_region *r);
-	int (*mem_segs)(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_seg *segs,
-			unsigned int max);
+	const struct kcoll_mem_ops *mem;
 };
 
 /* transport/rdma.c */

@@ -63,8 +63,8 @@ struct kcoll_region *kcoll_kmem_find(u32 key, const struct kcoll_comm *comm, u64
 	return m->r;
 }
 
-/* mem_map: a region peers write into gets an id (its key).  Context: process. */
-int kcoll_kmem_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote)
+/* map: a region peers write into gets an id (its key).  Context: process. */
+static int kcoll_kmem_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote)
 {
 	struct kcoll_kmem *m;
 	int ret;
@@ -88,8 +88,8 @@ int kcoll_kmem_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote)
 	return 0;
 }
 
-/* mem_revoke (and mem_unmap): no copy lands in @r once this returns.  Context: process. */
-void kcoll_kmem_revoke(struct kcoll_region *r)
+/* revoke (and unmap): no copy lands in @r once this returns.  Context: process. */
+static void kcoll_kmem_revoke(struct kcoll_region *r)
 {
 	if (!r->tp_key)
 		return;
@@ -100,22 +100,22 @@ void kcoll_kmem_revoke(struct kcoll_region *r)
 	r->nchunks = 0;
 }
 
-/* mem_register, mem_post_reg: an id is valid from mem_map on. */
-int kcoll_kmem_register(struct kcoll_comm *comm, struct kcoll_region *r)
+/* reg, post_reg: an id is valid from map on. */
+static int kcoll_kmem_register(struct kcoll_comm *comm, struct kcoll_region *r)
 {
 	r->registered = true;
 	return 0;
 }
 
-int kcoll_kmem_post_reg(struct kcoll_conn *conn, struct kcoll_region *r)
+static int kcoll_kmem_post_reg(struct kcoll_conn *conn, struct kcoll_region *r)
 {
 	r->registered = true;
 	return 0;
 }
 
-/* mem_segs: byte offsets into the region named by its id, a segment per GiB. */
-int kcoll_kmem_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_seg *segs,
-		    unsigned int max)
+/* segs: byte offsets into the region named by its id, a segment per GiB. */
+static int kcoll_kmem_segs(struct kcoll_region *r, u64 off, u64 len,
+			   struct kcoll_wire_seg *segs, unsigned int max)
 {
 	unsigned int n = 0;
 
@@ -135,3 +135,13 @@ int kcoll_kmem_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_
 	}
 	return n;
 }
+
+/* The memory scheme of the transports that copy on the receiving side (loop, TCP). */
+const struct kcoll_mem_ops kcoll_kmem_ops = {
+	.map		= kcoll_kmem_map,
+	.unmap		= kcoll_kmem_revoke,
+	.revoke		= kcoll_kmem_revoke,
+	.reg		= kcoll_kmem_register,
+	.post_reg	= kcoll_kmem_post_reg,
+	.segs		= kcoll_kmem_segs,
+};

@@ -23,11 +23,6 @@ void kcoll_kmem_lock(void);
 void kcoll_kmem_unlock(void);
 struct kcoll_region *kcoll_kmem_find(u32 key, const struct kcoll_comm *comm, u64 off, u64 len);
 
-int kcoll_kmem_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote);
-void kcoll_kmem_revoke(struct kcoll_region *r);
-int kcoll_kmem_register(struct kcoll_comm *comm, struct kcoll_region *r);
-int kcoll_kmem_post_reg(struct kcoll_conn *conn, struct kcoll_region *r);
-int kcoll_kmem_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_seg *segs,
-		    unsigned int max);
+extern const struct kcoll_mem_ops kcoll_kmem_ops;
 
 #endif /* _KCOLL_TRANSPORT_KEYED_MEM_H */

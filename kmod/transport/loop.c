@@ -27,6 +27,7 @@
 
 #include "../kcoll.h"
 #include "../kcoll_nl.h"
+#include "ends.h"
 #include "keyed_mem.h"
 
 /* A peer that has not created its end yet is looked for again this often. */
@@ -116,7 +117,7 @@ bool kcoll_loop_wants(const struct kcoll_comm *comm)
  */
 static void kcoll_loop_free(struct kcoll_comm *comm)
 {
-	u32 i, j;
+	u32 i;
 
 	for (i = 0; i < comm->nranks; i++) {
 		struct kcoll_loop_conn *lc = comm->conns[i].tp_priv;
@@ -126,53 +127,38 @@ static void kcoll_loop_free(struct kcoll_comm *comm)
 		mutex_lock(&kcoll_loop_mutex);
 		comm->conns[i].tp_priv = NULL;
 		mutex_unlock(&kcoll_loop_mutex);
-		for (j = 0; j < KCOLL_TX_CTRL; j++)
-			kfree(lc->ctrl[j].msg);
+		kcoll_ctrl_slots_free(lc->ctrl, KCOLL_TX_CTRL);
 		kvfree(lc);
 	}
 }
 
-/* attach: one end per peer, its control slots and queue items.  Context: process. */
+/* One end: its queue items and control slots.  Context: process, the comm not listed. */
+static int kcoll_loop_end_init(struct kcoll_conn *conn, void *end)
+{
+	struct kcoll_loop_conn *lc = end;
+	u32 j;
+
+	lc->conn = conn;
+	INIT_WORK(&lc->work, kcoll_loop_work);
+	INIT_LIST_HEAD(&lc->queue);
+	INIT_LIST_HEAD(&lc->free);
+	INIT_LIST_HEAD(&lc->tx_free);
+	for (j = 0; j < KCOLL_SQ_DEPTH; j++)
+		list_add_tail(&lc->items[j].list, &lc->free);
+	lc->nfree = KCOLL_SQ_DEPTH;
+	/* Not queued yet: the loop's own retry replaces the RDMA one. */
+	INIT_DELAYED_WORK(&conn->retry_work, kcoll_loop_retry);
+	return kcoll_ctrl_slots_init(conn, lc->ctrl, KCOLL_TX_CTRL, &lc->tx_free);
+}
+
+/* attach: one end per peer.  Context: process. */
 static int kcoll_loop_attach(struct kcoll_comm *comm)
 {
-	u32 i, j;
+	int ret = kcoll_tp_ends_alloc(comm, sizeof(struct kcoll_loop_conn), kcoll_loop_end_init);
 
-	for (i = 0; i < comm->nranks; i++) {
-		struct kcoll_conn *conn = &comm->conns[i];
-		struct kcoll_loop_conn *lc;
-
-		if (i == comm->rank)
-			continue;
-		lc = kcoll_fi(ALLOC, NULL, kvzalloc(sizeof(*lc), GFP_KERNEL_ACCOUNT));
-		if (!lc)
-			goto out_free;
-		conn->tp_priv = lc;
-		lc->conn = conn;
-		INIT_WORK(&lc->work, kcoll_loop_work);
-		INIT_LIST_HEAD(&lc->queue);
-		INIT_LIST_HEAD(&lc->free);
-		INIT_LIST_HEAD(&lc->tx_free);
-		for (j = 0; j < KCOLL_SQ_DEPTH; j++)
-			list_add_tail(&lc->items[j].list, &lc->free);
-		lc->nfree = KCOLL_SQ_DEPTH;
-		for (j = 0; j < KCOLL_TX_CTRL; j++) {
-			struct kcoll_ctrl *c = &lc->ctrl[j];
-
-			c->conn = conn;
-			c->msg = kcoll_fi(ALLOC, NULL,
-					  kzalloc(KCOLL_WIRE_MSG_SIZE, GFP_KERNEL_ACCOUNT));
-			if (!c->msg)
-				goto out_free;
-			list_add_tail(&c->list, &lc->tx_free);
-		}
-		/* Not queued yet: the loop's own retry replaces the RDMA one. */
-		INIT_DELAYED_WORK(&conn->retry_work, kcoll_loop_retry);
-	}
-	return 0;
-
-out_free:
-	kcoll_loop_free(comm);
-	return -ENOMEM;
+	if (ret)
+		kcoll_loop_free(comm);
+	return ret;
 }
 
 /* detach: free every end; teardown ran on each.  Context: process, teardown_mutex held. */
@@ -571,10 +557,5 @@ const struct kcoll_transport kcoll_loop_transport = {
 	.tx_room	= kcoll_loop_tx_room,
 	.tx_stalled	= kcoll_loop_tx_stalled,
 	.write		= kcoll_loop_write,
-	.mem_map	= kcoll_kmem_map,
-	.mem_unmap	= kcoll_kmem_revoke,
-	.mem_revoke	= kcoll_kmem_revoke,
-	.mem_register	= kcoll_kmem_register,
-	.mem_post_reg	= kcoll_kmem_post_reg,
-	.mem_segs	= kcoll_kmem_segs,
+	.mem		= &kcoll_kmem_ops,
 };

@@ -22,10 +22,5 @@ const struct kcoll_transport kcoll_rdma_transport = {
 	.tx_room	= kcoll_conn_tx_room,
 	.tx_stalled	= kcoll_conn_tx_stalled,
 	.write		= kcoll_rdma_write,
-	.mem_map	= kcoll_rdma_mr_map,
-	.mem_unmap	= kcoll_rdma_mr_unmap,
-	.mem_revoke	= kcoll_rdma_mr_revoke,
-	.mem_register	= kcoll_rdma_mr_register,
-	.mem_post_reg	= kcoll_rdma_mr_post_reg,
-	.mem_segs	= kcoll_rdma_mr_segs,
+	.mem		= &kcoll_rdma_mem_ops,
 };

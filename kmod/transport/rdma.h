@@ -56,13 +56,7 @@ int kcoll_rdma_attach(struct kcoll_comm *comm);
 void kcoll_rdma_detach(struct kcoll_comm *comm);
 
 /* rdma_mr.c */
-int kcoll_rdma_mr_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote);
-void kcoll_rdma_mr_unmap(struct kcoll_region *r);
-void kcoll_rdma_mr_revoke(struct kcoll_region *r);
-int kcoll_rdma_mr_register(struct kcoll_comm *comm, struct kcoll_region *r);
-int kcoll_rdma_mr_post_reg(struct kcoll_conn *conn, struct kcoll_region *r);
-int kcoll_rdma_mr_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_seg *segs,
-		       unsigned int max);
+extern const struct kcoll_mem_ops kcoll_rdma_mem_ops;
 unsigned int kcoll_rdma_mr_sges(struct kcoll_region *r, u64 off, u64 bytes, struct ib_sge *sges,
 				unsigned int max, u32 lkey, u64 *taken);
 

@@ -83,9 +83,9 @@ static const char *kcoll_gid_type_str(int type)
  * stale pointer there), so the type comes from the GID table.  Returns 0, or the error of
  * ib_query_qp(): then the index is not known although there is one to know.
  *
- * Context: process, in the id's cm handler (its handler lock keeps kcoll_rdma(conn)->qp), and without
- * comm->lock: query_qp may sleep (rxe's calls cond_resched(), hardware drivers wait for a
- * firmware command).
+ * Context: process, in the id's cm handler (its handler lock keeps kcoll_rdma(conn)->qp),
+ * and without comm->lock: query_qp may sleep (rxe's calls cond_resched(), hardware drivers
+ * wait for a firmware command).
  */
 static int kcoll_conn_read_gid(struct kcoll_conn *conn, struct rdma_cm_id *id,
 			       struct kcoll_conn_gid *g)

@@ -65,11 +65,11 @@ bool kcoll_conn_accept_ok(struct kcoll_conn *conn, struct rdma_cm_event *ev)
  *
  * Only a connecting comm that reaches the peer over RDMA accepts: a failed or shut down one
  * (whose device and PD are gone), or one on another transport (no device), is refused
- * before anything of it is looked at.  kcoll_rdma(conn)->accepting, set with that check under
- * comm->lock, makes teardown wait (kcoll_conn_teardown()) until the QP and CQ built here on
- * the comm's PD are either published in kcoll_rdma(conn)->cm_id or destroyed again, so shutdown cannot
- * free the PD or drop the device under them.  (Not teardown_mutex: this runs under the
- * listener's rdma_cm handler lock, which teardown takes inside that mutex.)
+ * before anything of it is looked at.  kcoll_rdma(conn)->accepting, set with that check
+ * under comm->lock, makes teardown wait (kcoll_conn_teardown()) until the QP and CQ built
+ * here on the comm's PD are either published in kcoll_rdma(conn)->cm_id or destroyed again,
+ * so shutdown cannot free the PD or drop the device under them.  (Not teardown_mutex: this
+ * runs under the listener's rdma_cm handler lock, which teardown takes inside that mutex.)
  */
 int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 		      const struct kcoll_wire_hello *h)
@@ -111,8 +111,8 @@ int kcoll_conn_accept(struct kcoll_comm *comm, struct rdma_cm_id *id,
 	if (ret)
 		goto out_idle;
 	/*
-	 * Teardown finds the connection through kcoll_rdma(conn)->cm_id: publish it only while the comm
-	 * still connects, or teardown may already have passed this connection by.
+	 * Teardown finds the connection through kcoll_rdma(conn)->cm_id: publish it only while
+	 * the comm still connects, or teardown may already have passed this connection by.
 	 */
 	spin_lock_bh(&comm->lock);
 	if (comm->state == KCOLL_COMM_CONNECTING)

@@ -21,6 +21,7 @@
 
 #include "../kcoll.h"
 #include "../kcoll_nl.h"
+#include "ends.h"
 #include "rdma.h"
 
 /* Devices in add order; kcoll_ndevs counts them.  Both guarded by kcoll_devs_mutex. */
@@ -257,25 +258,14 @@ static void kcoll_rdma_peers_free(struct kcoll_comm *comm)
 	u32 i;
 
 	for (i = 0; i < comm->nranks; i++) {
-		kfree(comm->conns[i].tp_priv);
+		kvfree(comm->conns[i].tp_priv);
 		comm->conns[i].tp_priv = NULL;
 	}
 }
 
-static int kcoll_rdma_peers_alloc(struct kcoll_comm *comm)
+static int kcoll_rdma_end_init(struct kcoll_conn *conn, void *end)
 {
-	struct kcoll_rdma_conn *rc;
-	u32 i;
-
-	for (i = 0; i < comm->nranks; i++) {
-		if (i == comm->rank)
-			continue;
-		rc = kcoll_fi(ALLOC, NULL, kzalloc(sizeof(*rc), GFP_KERNEL_ACCOUNT));
-		if (!rc)
-			return -ENOMEM;
-		rc->conn = &comm->conns[i];
-		comm->conns[i].tp_priv = rc;
-	}
+	((struct kcoll_rdma_conn *)end)->conn = conn;
 	return 0;
 }
 
@@ -299,7 +289,8 @@ int kcoll_rdma_attach(struct kcoll_comm *comm)
 	struct kcoll_listener *l;
 	int ret;
 
-	ret = kcoll_rdma_peers_alloc(comm);
+	ret = kcoll_tp_ends_alloc(comm, sizeof(struct kcoll_rdma_conn),
+				  kcoll_rdma_end_init);
 	if (ret)
 		goto out_peers;
 	ret = kcoll_rdma_find_dev(comm);

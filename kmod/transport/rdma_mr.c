@@ -70,12 +70,12 @@ static int kcoll_rdma_mr_map_chunk(struct kcoll_region *r, struct kcoll_region_c
 }
 
 /*
- * mem_map: DMA-map @r on the communicator's device and, if @remote, allocate and map its
+ * map: DMA-map @r on the communicator's device and, if @remote, allocate and map its
  * FRWR registrations, one per chunk.  They still have to be posted (mem_post_reg or
  * mem_register) before their keys are announced.  A partial mapping is undone by
  * kcoll_rdma_mr_unmap().
  */
-int kcoll_rdma_mr_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote)
+static int kcoll_rdma_mr_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remote)
 {
 	struct ib_device *ibdev;
 	unsigned int i, nchunks;
@@ -139,13 +139,13 @@ int kcoll_rdma_mr_map(struct kcoll_comm *comm, struct kcoll_region *r, bool remo
 }
 
 /*
- * mem_revoke: deregisters its MRs: once ib_dereg_mr() has returned, their rkeys are invalid and a
+ * revoke: deregisters its MRs: once ib_dereg_mr() has returned, their rkeys are invalid and a
  * peer's write with one fails (a remote access error, which breaks that connection).
  * The DMA mappings, the vmap and the pages stay for local use.  Called before an operation
  * is reported complete, so no key of the caller's memory outlives the call.
  *
  */
-void kcoll_rdma_mr_revoke(struct kcoll_region *r)
+static void kcoll_rdma_mr_revoke(struct kcoll_region *r)
 {
 	unsigned int i;
 
@@ -159,8 +159,8 @@ void kcoll_rdma_mr_revoke(struct kcoll_region *r)
 	}
 }
 
-/* mem_unmap: undo kcoll_rdma_mr_map(), registrations first.  The pages stay. */
-void kcoll_rdma_mr_unmap(struct kcoll_region *r)
+/* unmap: undo kcoll_rdma_mr_map(), registrations first.  The pages stay. */
+static void kcoll_rdma_mr_unmap(struct kcoll_region *r)
 {
 	unsigned int i;
 
@@ -217,7 +217,7 @@ static int __kcoll_rdma_mr_post_reg(struct kcoll_conn *conn, struct kcoll_region
  * Context: comm->lock held; the caller checked that @conn has r->nchunks free send slots.
  * Return: 0, or -EIO.
  */
-int kcoll_rdma_mr_post_reg(struct kcoll_conn *conn, struct kcoll_region *r)
+static int kcoll_rdma_mr_post_reg(struct kcoll_conn *conn, struct kcoll_region *r)
 {
 	unsigned int posted;
 	int ret = __kcoll_rdma_mr_post_reg(conn, r, &kcoll_rdma(conn)->wr_cqe, &posted);
@@ -271,7 +271,7 @@ static int kcoll_rdma_mr_reg_wait(struct kcoll_comm *comm, struct kcoll_regwait 
 }
 
 /*
- * mem_register: make @r's keys valid before announcing them anywhere.  Posts its REG_MRs
+ * reg: make @r's keys valid before announcing them anywhere.  Posts its REG_MRs
  * on one established connection and waits for them, at most the operation timeout: work
  * requests on a send queue run in order, so a peer that stops acknowledging stalls the
  * registration behind its writes.  Then the connection's QP is moved to the error state,
@@ -281,7 +281,7 @@ static int kcoll_rdma_mr_reg_wait(struct kcoll_comm *comm, struct kcoll_regwait 
  * Context: comm->teardown_mutex held (shutdown cannot free the QP under the wait).
  * Return: 0, the communicator's error, -ETIMEDOUT, -EINTR or -EIO.
  */
-int kcoll_rdma_mr_register(struct kcoll_comm *comm, struct kcoll_region *r)
+static int kcoll_rdma_mr_register(struct kcoll_comm *comm, struct kcoll_region *r)
 {
 	struct kcoll_regwait w = { .cqe.done = kcoll_regwait_done };
 	struct kcoll_conn *conn = NULL;
@@ -331,9 +331,9 @@ int kcoll_rdma_mr_register(struct kcoll_comm *comm, struct kcoll_region *r)
 	return ret;
 }
 
-/* mem_segs: one segment per MR the range touches (addr = the MR's iova + offset). */
-int kcoll_rdma_mr_segs(struct kcoll_region *r, u64 off, u64 len, struct kcoll_wire_seg *segs,
-		       unsigned int max)
+/* segs: one segment per MR the range touches (addr = the MR's iova + offset). */
+static int kcoll_rdma_mr_segs(struct kcoll_region *r, u64 off, u64 len,
+			      struct kcoll_wire_seg *segs, unsigned int max)
 {
 	u64 pos = off + r->first_off, end = pos + len;
 	unsigned int n = 0;
@@ -402,3 +402,12 @@ unsigned int kcoll_rdma_mr_sges(struct kcoll_region *r, u64 off, u64 bytes, stru
 	*taken = pos - off - r->first_off;
 	return n;
 }
+
+const struct kcoll_mem_ops kcoll_rdma_mem_ops = {
+	.map		= kcoll_rdma_mr_map,
+	.unmap		= kcoll_rdma_mr_unmap,
+	.revoke		= kcoll_rdma_mr_revoke,
+	.reg		= kcoll_rdma_mr_register,
+	.post_reg	= kcoll_rdma_mr_post_reg,
+	.segs		= kcoll_rdma_mr_segs,
+};

@@ -120,6 +120,7 @@ int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 {
 	struct kcoll_comm *comm = conn->comm;
 	struct ib_device *ibdev = comm->dev->ibdev;
+	struct kcoll_rdma_conn *rc = kcoll_rdma(conn);
 	struct ib_qp_init_attr attr = {};
 	int i, ret;
 
@@ -128,16 +129,16 @@ int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 	 * ib_drain_qp() posts one work request on each queue and WARNs when it cannot (rxe
 	 * rounds queues up to a power of two and hides this; mlx5 does not).
 	 */
-	kcoll_rdma(conn)->cq = kcoll_fi(CQ, ERR_PTR(-ENOMEM),
-			    ib_alloc_cq(ibdev, conn, KCOLL_SQ_DEPTH + KCOLL_RX_DEPTH + 2,
-					conn->peer % ibdev->num_comp_vectors, IB_POLL_WORKQUEUE));
-	if (IS_ERR(kcoll_rdma(conn)->cq)) {
-		ret = PTR_ERR(kcoll_rdma(conn)->cq);
-		kcoll_rdma(conn)->cq = NULL;
+	rc->cq = kcoll_fi(CQ, ERR_PTR(-ENOMEM),
+			  ib_alloc_cq(ibdev, conn, KCOLL_SQ_DEPTH + KCOLL_RX_DEPTH + 2,
+				      conn->peer % ibdev->num_comp_vectors, IB_POLL_WORKQUEUE));
+	if (IS_ERR(rc->cq)) {
+		ret = PTR_ERR(rc->cq);
+		rc->cq = NULL;
 		return ret;
 	}
-	attr.send_cq = kcoll_rdma(conn)->cq;
-	attr.recv_cq = kcoll_rdma(conn)->cq;
+	attr.send_cq = rc->cq;
+	attr.recv_cq = rc->cq;
 	attr.qp_type = IB_QPT_RC;
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.cap.max_send_wr = KCOLL_SQ_DEPTH + 1;
@@ -147,45 +148,45 @@ int kcoll_conn_create_qp(struct kcoll_conn *conn, struct rdma_cm_id *id)
 	ret = kcoll_fi(QP, -ENOMEM, rdma_create_qp(id, comm->pd, &attr));
 	if (ret)
 		goto out_free_cq;
-	kcoll_rdma(conn)->qp = id->qp;
+	rc->qp = id->qp;
 
-	kcoll_rdma(conn)->rx = kcoll_fi(ALLOC, NULL, kcalloc(KCOLL_RX_DEPTH, sizeof(*kcoll_rdma(conn)->rx), GFP_KERNEL));
-	kcoll_rdma(conn)->tx = kcoll_fi(ALLOC, NULL, kcalloc(KCOLL_TX_CTRL, sizeof(*kcoll_rdma(conn)->tx), GFP_KERNEL));
-	if (!kcoll_rdma(conn)->rx || !kcoll_rdma(conn)->tx) {
+	rc->rx = kcoll_fi(ALLOC, NULL, kcalloc(KCOLL_RX_DEPTH, sizeof(*rc->rx), GFP_KERNEL));
+	rc->tx = kcoll_fi(ALLOC, NULL, kcalloc(KCOLL_TX_CTRL, sizeof(*rc->tx), GFP_KERNEL));
+	if (!rc->rx || !rc->tx) {
 		ret = -ENOMEM;
 		goto out_free_ctrl;
 	}
 	for (i = 0; i < KCOLL_RX_DEPTH; i++) {
-		ret = kcoll_ctrl_init(conn, &kcoll_rdma(conn)->rx[i], DMA_FROM_DEVICE);
+		ret = kcoll_ctrl_init(conn, &rc->rx[i], DMA_FROM_DEVICE);
 		if (ret)
 			goto out_free_ctrl;
-		ret = kcoll_conn_post_rx(conn, &kcoll_rdma(conn)->rx[i]);
+		ret = kcoll_conn_post_rx(conn, &rc->rx[i]);
 		if (ret)
 			goto out_free_ctrl;
 	}
 	/* Allocation sleeps: done before the lock, which only publishes the free list. */
 	for (i = 0; i < KCOLL_TX_CTRL; i++) {
-		ret = kcoll_ctrl_init(conn, &kcoll_rdma(conn)->tx[i], DMA_TO_DEVICE);
+		ret = kcoll_ctrl_init(conn, &rc->tx[i], DMA_TO_DEVICE);
 		if (ret)
 			goto out_free_ctrl;
 	}
 	spin_lock_bh(&comm->lock);
 	INIT_LIST_HEAD(&conn->tx_free);
 	for (i = 0; i < KCOLL_TX_CTRL; i++)
-		list_add_tail(&kcoll_rdma(conn)->tx[i].list, &conn->tx_free);
-	kcoll_rdma(conn)->sq_free = KCOLL_SQ_DEPTH;
-	kcoll_rdma(conn)->wr_cqe.done = kcoll_conn_wr_done;
+		list_add_tail(&rc->tx[i].list, &conn->tx_free);
+	rc->sq_free = KCOLL_SQ_DEPTH;
+	rc->wr_cqe.done = kcoll_conn_wr_done;
 	spin_unlock_bh(&comm->lock);
 	return 0;
 
 out_free_ctrl:
 	/* Posted receives are flushed by destroying the QP before their buffers go. */
 	rdma_destroy_qp(id);
-	kcoll_rdma(conn)->qp = NULL;
+	rc->qp = NULL;
 	kcoll_conn_free_ctrl(conn);
 out_free_cq:
-	ib_free_cq(kcoll_rdma(conn)->cq);
-	kcoll_rdma(conn)->cq = NULL;
+	ib_free_cq(rc->cq);
+	rc->cq = NULL;
 	return ret;
 }
 
@@ -254,7 +255,8 @@ struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn)
 	struct kcoll_ctrl *c;
 
 	lockdep_assert_held(&conn->comm->lock);
-	if (conn->state != KCOLL_CONN_UP || kcoll_rdma(conn)->sq_free < 1 || list_empty(&conn->tx_free))
+	if (conn->state != KCOLL_CONN_UP || kcoll_rdma(conn)->sq_free < 1 ||
+	    list_empty(&conn->tx_free))
 		return NULL;
 	c = list_first_entry(&conn->tx_free, struct kcoll_ctrl, list);
 	list_del_init(&c->list);

@@ -25,6 +25,7 @@
 #include "../kcoll.h"
 #include "../kcoll_nl.h"
 #include "auth.h"
+#include "ends.h"
 #include "keyed_mem.h"
 #include "tcp.h"
 
@@ -108,7 +109,7 @@ int kcoll_tcp_recv_frame(struct socket *sock, u8 *type, void *payload, u32 max, 
 
 static void kcoll_tcp_free(struct kcoll_comm *comm)
 {
-	u32 i, j;
+	u32 i;
 
 	for (i = 0; i < comm->nranks; i++) {
 		struct kcoll_tcp_conn *tc = comm->conns[i].tp_priv;
@@ -116,8 +117,7 @@ static void kcoll_tcp_free(struct kcoll_comm *comm)
 		if (!tc || i == comm->rank)
 			continue;
 		comm->conns[i].tp_priv = NULL;
-		for (j = 0; j < KCOLL_TX_CTRL; j++)
-			kfree(tc->ctrl[j].msg);
+		kcoll_ctrl_slots_free(tc->ctrl, KCOLL_TX_CTRL);
 		kfree(tc->rx_msg);
 		kvfree(tc);
 	}
@@ -153,60 +153,42 @@ static int kcoll_tcp_own_ok(struct kcoll_comm *comm)
 	return ret ? -EADDRNOTAVAIL : 0;
 }
 
+/* One end: its queue items, receive buffer and control slots.  Context: process. */
+static int kcoll_tcp_end_init(struct kcoll_conn *conn, void *end)
+{
+	struct kcoll_tcp_conn *tc = end;
+	u32 j;
+
+	tc->conn = conn;
+	INIT_WORK(&tc->io, kcoll_tcp_io);
+	INIT_LIST_HEAD(&tc->unsent);
+	INIT_LIST_HEAD(&tc->inflight);
+	INIT_LIST_HEAD(&tc->free);
+	INIT_LIST_HEAD(&tc->tx_free);
+	for (j = 0; j < KCOLL_SQ_DEPTH; j++)
+		list_add_tail(&tc->items[j].list, &tc->free);
+	tc->nfree = KCOLL_SQ_DEPTH;
+	INIT_DELAYED_WORK(&conn->retry_work, kcoll_tcp_retry);
+	tc->rx_msg = kcoll_fi(ALLOC, NULL, kzalloc(KCOLL_WIRE_MSG_SIZE, GFP_KERNEL_ACCOUNT));
+	if (!tc->rx_msg)
+		return -ENOMEM;
+	return kcoll_ctrl_slots_init(conn, tc->ctrl, KCOLL_TX_CTRL, &tc->tx_free);
+}
+
 /* attach: the listener, and one end per peer.  Context: process, the comm not listed. */
 static int kcoll_tcp_attach(struct kcoll_comm *comm)
 {
-	u32 i, j;
 	int ret;
 
 	ret = kcoll_tcp_own_ok(comm);
 	if (ret)
 		return ret;
-
-	for (i = 0; i < comm->nranks; i++) {
-		struct kcoll_conn *conn = &comm->conns[i];
-		struct kcoll_tcp_conn *tc;
-
-		if (i == comm->rank)
-			continue;
-		tc = kcoll_fi(ALLOC, NULL, kvzalloc(sizeof(*tc), GFP_KERNEL_ACCOUNT));
-		if (!tc)
-			goto out_free;
-		conn->tp_priv = tc;
-		tc->conn = conn;
-		INIT_WORK(&tc->io, kcoll_tcp_io);
-		INIT_LIST_HEAD(&tc->unsent);
-		INIT_LIST_HEAD(&tc->inflight);
-		INIT_LIST_HEAD(&tc->free);
-		INIT_LIST_HEAD(&tc->tx_free);
-		for (j = 0; j < KCOLL_SQ_DEPTH; j++)
-			list_add_tail(&tc->items[j].list, &tc->free);
-		tc->nfree = KCOLL_SQ_DEPTH;
-		tc->rx_msg = kcoll_fi(ALLOC, NULL, kzalloc(KCOLL_WIRE_MSG_SIZE,
-							   GFP_KERNEL_ACCOUNT));
-		if (!tc->rx_msg)
-			goto out_free;
-		for (j = 0; j < KCOLL_TX_CTRL; j++) {
-			struct kcoll_ctrl *c = &tc->ctrl[j];
-
-			c->conn = conn;
-			c->msg = kcoll_fi(ALLOC, NULL,
-					  kzalloc(KCOLL_WIRE_MSG_SIZE, GFP_KERNEL_ACCOUNT));
-			if (!c->msg)
-				goto out_free;
-			list_add_tail(&c->list, &tc->tx_free);
-		}
-		INIT_DELAYED_WORK(&conn->retry_work, kcoll_tcp_retry);
-	}
-	ret = kcoll_tcp_listen_get(comm);
+	ret = kcoll_tp_ends_alloc(comm, sizeof(struct kcoll_tcp_conn), kcoll_tcp_end_init);
 	if (!ret)
-		return 0;
-	kcoll_tcp_free(comm);
+		ret = kcoll_tcp_listen_get(comm);
+	if (ret)
+		kcoll_tcp_free(comm);
 	return ret;
-
-out_free:
-	kcoll_tcp_free(comm);
-	return -ENOMEM;
 }
 
 /* detach: every peer torn down.  Context: process, teardown_mutex held. */
@@ -478,10 +460,5 @@ const struct kcoll_transport kcoll_tcp_transport = {
 	.tx_room	= kcoll_tcp_tx_room,
 	.tx_stalled	= kcoll_tcp_tx_stalled,
 	.write		= kcoll_tcp_write,
-	.mem_map	= kcoll_kmem_map,
-	.mem_unmap	= kcoll_kmem_revoke,
-	.mem_revoke	= kcoll_kmem_revoke,
-	.mem_register	= kcoll_kmem_register,
-	.mem_post_reg	= kcoll_kmem_post_reg,
-	.mem_segs	= kcoll_kmem_segs,
+	.mem		= &kcoll_kmem_ops,
 };

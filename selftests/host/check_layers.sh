@@ -28,7 +28,7 @@ layer_of() {
 	rdma.c|rdma_dev.c|rdma_listen.c|rdma_conn.c|rdma_cm.c|rdma_qp.c|rdma_mr.c) echo 1 ;; # RDMA
 	loop.c) echo 1 ;;						# loopback
 	tcp.c|tcp_conn.c|tcp_listen.c) echo 1 ;;			# kernel TCP
-	keyed_mem.c|auth.c) echo 1 ;;					# shared by transports
+	keyed_mem.c|ends.c|auth.c) echo 1 ;;					# shared by transports
 	kcoll_rx.c) echo 2 ;;						# receive dispatch
 	kcoll_p2p.c|kcoll_req.c|kcoll_pending.c|kcoll_buf.c) echo 3 ;;	# point-to-point
 	kcoll_coll.c|kcoll_op.c) echo 4 ;;				# collectives
