@@ -776,7 +776,26 @@ static inline const struct kcoll_transport *kcoll_comm_mem_tp(const struct kcoll
 int kcoll_chrdev_init(void);
 void kcoll_chrdev_exit(void);
 unsigned int kcoll_ctx_count(void);
-int kcoll_ctx_take(atomic_t *count, unsigned int max);
+u64 kcoll_features(void);
+u64 kcoll_ioctls(void);
+
+/**
+ * kcoll_ctx_take - take one of a file's @max slots for a communicator, request or buffer
+ * @count:	the file's counter (ctx->ncomms, ->nreqs or ->nbufs)
+ * @max:	the module parameter capping it (a value: writable at any time, read once)
+ *
+ * Bounds the kernel memory one open file can hold beyond RLIMIT_MEMLOCK and its memory
+ * cgroup (Documentation/security.rst).  kcoll_ctx_give() returns the slot.
+ * Return: 0, or -EMFILE when all are taken.
+ */
+static inline int kcoll_ctx_take(atomic_t *count, unsigned int max)
+{
+	if (atomic_inc_return(count) > max) {
+		atomic_dec(count);
+		return -EMFILE;
+	}
+	return 0;
+}
 
 /* Give back a slot kcoll_ctx_take() took. */
 static inline void kcoll_ctx_give(atomic_t *count)
@@ -791,7 +810,5 @@ int kcoll_uarg_copy_out(void __user *uarg, u32 usize, const void *karg, size_t k
 
 /* kcoll_main.c */
 bool kcoll_dev_name_allowed(const char *name);
-u64 kcoll_features(void);
-u64 kcoll_ioctls(void);
 
 #endif /* _KCOLL_H */

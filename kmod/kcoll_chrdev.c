@@ -30,24 +30,6 @@ unsigned int kcoll_ctx_count(void)
 	return atomic_read(&kcoll_nctx);
 }
 
-/**
- * kcoll_ctx_take - take one of a file's @max slots for a communicator, request or buffer
- * @count:	the file's counter (ctx->ncomms, ->nreqs or ->nbufs)
- * @max:	the module parameter capping it (a value: writable at any time, read once)
- *
- * Bounds the kernel memory one open file can hold beyond RLIMIT_MEMLOCK and its memory
- * cgroup (Documentation/security.rst).  kcoll_ctx_give() returns the slot.
- * Return: 0, or -EMFILE when all are taken.
- */
-int kcoll_ctx_take(atomic_t *count, unsigned int max)
-{
-	if (atomic_inc_return(count) > max) {
-		atomic_dec(count);
-		return -EMFILE;
-	}
-	return 0;
-}
-
 static int kcoll_open(struct inode *inode, struct file *file)
 {
 	struct kcoll_ctx *ctx;
@@ -80,6 +62,23 @@ static int kcoll_release(struct inode *inode, struct file *file)
 	kfree(ctx);
 	atomic_dec(&kcoll_nctx);
 	return 0;
+}
+
+/* What GET_INFO and /sys/kernel/kcoll/features report this module offers. */
+u64 kcoll_features(void)
+{
+	return KCOLL_FEAT_RDMA_DEVICES | KCOLL_FEAT_SYSFS | KCOLL_FEAT_COMM | KCOLL_FEAT_P2P |
+	       KCOLL_FEAT_BUF | KCOLL_FEAT_COLL |
+	       KCOLL_FEAT_LOCALITY;
+}
+
+u64 kcoll_ioctls(void)
+{
+	return BIT_ULL(KCOLL_IOC_NR_GET_INFO) | BIT_ULL(KCOLL_IOC_NR_COMM_CREATE) |
+	       BIT_ULL(KCOLL_IOC_NR_COMM_DESTROY) | BIT_ULL(KCOLL_IOC_NR_COMM_ABORT) |
+	       BIT_ULL(KCOLL_IOC_NR_COMM_QUERY) | BIT_ULL(KCOLL_IOC_NR_P2P) |
+	       BIT_ULL(KCOLL_IOC_NR_WAIT) | BIT_ULL(KCOLL_IOC_NR_BUF_CREATE) |
+	       BIT_ULL(KCOLL_IOC_NR_BUF_DESTROY) | BIT_ULL(KCOLL_IOC_NR_COLL);
 }
 
 static long kcoll_ioctl_get_info(struct kcoll_ctx *ctx, void __user *uarg)

@@ -76,22 +76,6 @@ bool kcoll_dev_name_allowed(const char *name)
 	return false;
 }
 
-u64 kcoll_features(void)
-{
-	return KCOLL_FEAT_RDMA_DEVICES | KCOLL_FEAT_SYSFS | KCOLL_FEAT_COMM | KCOLL_FEAT_P2P |
-	       KCOLL_FEAT_BUF | KCOLL_FEAT_COLL |
-	       KCOLL_FEAT_LOCALITY;
-}
-
-u64 kcoll_ioctls(void)
-{
-	return BIT_ULL(KCOLL_IOC_NR_GET_INFO) | BIT_ULL(KCOLL_IOC_NR_COMM_CREATE) |
-	       BIT_ULL(KCOLL_IOC_NR_COMM_DESTROY) | BIT_ULL(KCOLL_IOC_NR_COMM_ABORT) |
-	       BIT_ULL(KCOLL_IOC_NR_COMM_QUERY) | BIT_ULL(KCOLL_IOC_NR_P2P) |
-	       BIT_ULL(KCOLL_IOC_NR_WAIT) | BIT_ULL(KCOLL_IOC_NR_BUF_CREATE) |
-	       BIT_ULL(KCOLL_IOC_NR_BUF_DESTROY) | BIT_ULL(KCOLL_IOC_NR_COLL);
-}
-
 static int __init kcoll_init(void)
 {
 	int ret;

@@ -280,18 +280,19 @@ int kcoll_listen_request(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	reason = kcoll_auth_hello_ok(h, ev->param.conn.private_data_len);
 	if (reason)
 		goto reject;
-	comm = kcoll_comm_find_get(l->net, be64_to_cpu(h->comm_id), be32_to_cpu(h->dst_rank));
+	comm = kcoll_transport_link->find_get(l->net, be64_to_cpu(h->comm_id),
+					      be32_to_cpu(h->dst_rank));
 	if (!comm) {
 		reason = KCOLL_REJ_NOT_YET;
 		goto reject;
 	}
 	reason = kcoll_auth_peer_ok(comm, h, (struct sockaddr *)&id->route.addr.dst_addr);
 	if (reason) {
-		kcoll_comm_put(comm);
+		kcoll_transport_link->comm_put(comm);
 		goto reject;
 	}
 	reason = kcoll_conn_accept(comm, id, h);
-	kcoll_comm_put(comm);
+	kcoll_transport_link->comm_put(comm);
 	if (!reason)
 		return 0;
 reject:
