@@ -76,6 +76,16 @@ bool kcoll_dev_name_allowed(const char *name)
 	return false;
 }
 
+/* Device tracking (the RDMA transport's ib_client) reaches the control plane through these. */
+static const struct kcoll_dev_upcalls kcoll_dev_upcalls = {
+	.allowed	= kcoll_dev_name_allowed,
+	.publish	= kcoll_sysfs_dev_add,
+	.event		= kcoll_nl_event_dev,
+	.shutdown	= kcoll_comm_shutdown_dev,
+	.unpublish	= kcoll_sysfs_dev_del,
+	.rename		= kcoll_sysfs_dev_rename,
+};
+
 static int __init kcoll_init(void)
 {
 	int ret;
@@ -105,6 +115,7 @@ static int __init kcoll_init(void)
 	ret = kcoll_comm_init();
 	if (ret)
 		goto out_nl;
+	kcoll_transport_set_dev(&kcoll_dev_upcalls);
 	ret = kcoll_ib_init();
 	if (ret)
 		goto out_comm;

@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 struct kcoll_comm;
+struct kcoll_dev;
 struct net;
 struct kcoll_conn;
 struct kcoll_ctrl;
@@ -60,6 +61,29 @@ struct kcoll_link_upcalls {
 	void (*down)(struct kcoll_conn *conn);
 	struct kcoll_comm *(*find_get)(struct net *net, u64 comm_id, u32 rank);
 	void (*comm_put)(struct kcoll_comm *comm);
+};
+
+/**
+ * struct kcoll_dev_upcalls - how device tracking (transport/rdma_dev.c) reaches the control
+ * plane, registered by it at load (kcoll_transport_set_dev())
+ * @allowed:	may kcoll use the device of this name (the devices= parameter)
+ * @publish:	give a new device its sysfs directory.  Return: 0, or a negative errno
+ *		with @dev freed (its kobject owned it)
+ * @event:	tell the netlink listeners a device came (@added) or went
+ * @shutdown:	every communicator on @dev loses its connections and registrations now
+ *		(their users see -ENODEV), before the device goes
+ * @unpublish:	remove the directory; its last reference frees @dev
+ * @rename:	the device has a new name
+ *
+ * Context: process (the ib_client's callbacks).
+ */
+struct kcoll_dev_upcalls {
+	bool (*allowed)(const char *name);
+	int (*publish)(struct kcoll_dev *dev);
+	void (*event)(struct kcoll_dev *dev, bool added);
+	void (*shutdown)(struct kcoll_dev *dev);
+	void (*unpublish)(struct kcoll_dev *dev);
+	void (*rename)(struct kcoll_dev *dev);
 };
 
 /**
@@ -173,5 +197,7 @@ extern const struct kcoll_conn_upcalls *kcoll_transport_up;
 void kcoll_transport_set_upcalls(const struct kcoll_conn_upcalls *up);
 extern const struct kcoll_link_upcalls *kcoll_transport_link;
 void kcoll_transport_set_link(const struct kcoll_link_upcalls *link);
+extern const struct kcoll_dev_upcalls *kcoll_transport_dev;
+void kcoll_transport_set_dev(const struct kcoll_dev_upcalls *dev);
 
 #endif /* _KCOLL_TRANSPORT_H */

@@ -20,7 +20,6 @@
 #include <rdma/rdma_cm.h>
 
 #include "../kcoll.h"
-#include "../kcoll_nl.h"
 #include "ends.h"
 #include "rdma.h"
 
@@ -136,12 +135,12 @@ static int kcoll_ib_add(struct ib_device *ibdev)
 	INIT_LIST_HEAD(&dev->list);
 	refcount_set(&dev->users, 1);
 	init_completion(&dev->drained);
-	dev->allowed = kcoll_dev_name_allowed(dev_name(&ibdev->dev));
+	dev->allowed = kcoll_transport_dev->allowed(dev_name(&ibdev->dev));
 	dev->tos = -1;
 	dev->gid_index = -1;
 
 	/* On failure the kobject's release has freed dev already. */
-	ret = kcoll_sysfs_dev_add(dev);
+	ret = kcoll_transport_dev->publish(dev);
 	if (ret)
 		return ret;
 
@@ -154,7 +153,7 @@ static int kcoll_ib_add(struct ib_device *ibdev)
 	dev_info(&ibdev->dev, "kcoll: tracking %s device, %u port(s)%s\n",
 		 kcoll_dev_node_type(dev), ibdev->phys_port_cnt,
 		 dev->allowed ? "" : ", not allowed by devices=");
-	kcoll_nl_event_dev(dev, true);
+	kcoll_transport_dev->event(dev, true);
 	return 0;
 }
 
@@ -167,24 +166,24 @@ static void kcoll_ib_remove(struct ib_device *ibdev, void *client_data)
 	kcoll_ndevs--;
 	WRITE_ONCE(dev->removing, true);
 	mutex_unlock(&kcoll_devs_mutex);
-	kcoll_nl_event_dev(dev, false);
+	kcoll_transport_dev->event(dev, false);
 
 	/*
 	 * Drain: communicators on the device lose their connections and memory registrations
 	 * now (their users see -ENODEV), then we wait for any other user that found the
 	 * device before it was unlisted.
 	 */
-	kcoll_comm_shutdown_dev(dev);
+	kcoll_transport_dev->shutdown(dev);
 	kcoll_dev_put(dev);
 	wait_for_completion(&dev->drained);
 
 	dev_info(&ibdev->dev, "kcoll: device removed\n");
-	kcoll_sysfs_dev_del(dev);
+	kcoll_transport_dev->unpublish(dev);
 }
 
 static void kcoll_ib_rename(struct ib_device *ibdev, void *client_data)
 {
-	kcoll_sysfs_dev_rename(client_data);
+	kcoll_transport_dev->rename(client_data);
 }
 
 static struct ib_client kcoll_ib_client = {
