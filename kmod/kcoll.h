@@ -689,7 +689,7 @@ struct kcoll_engine_info {
 
 int kcoll_engine_info_get(u32 idx, struct kcoll_engine_info *out);
 int kcoll_engine_choose(const char *name, u32 dt, u32 op);
-int kcoll_engine_init(void);
+int kcoll_engine_init(struct kobject *dir, void (*event)(const char *name, u32 priority));
 void kcoll_engine_exit(void);
 void kcoll_engine_reduce3(void *dst, const void *a, const void *b, size_t count,
 			  enum kcoll_datatype dt, enum kcoll_red_op op);

@@ -24,7 +24,6 @@
 
 #include "kcoll.h"
 #include "kcoll_engine.h"
-#include "kcoll_nl.h"
 
 /* Bytes reduced per kernel_fpu_begin()/end() section. */
 #define KCOLL_FPU_PIECE		SZ_64K
@@ -55,6 +54,8 @@ static struct kcoll_engine_entry *kcoll_builtin;
 /* An admin's choice per (dtype, op) (engine-set), or NULL: registration order decides. */
 static struct kcoll_engine_entry __rcu *kcoll_choice[KCOLL_NUM_DATATYPES][KCOLL_NUM_RED_OPS];
 static const struct kcoll_reduce_engine *kcoll_builtin_ops;
+/* The netlink layer's event for a registration, given at init (layer rule: no call up). */
+static void (*kcoll_engine_event)(const char *name, u32 priority);
 
 #define to_entry(k) container_of(k, struct kcoll_engine_entry, kobj)
 
@@ -153,7 +154,7 @@ int kcoll_engine_register(struct kcoll_engine *e)
 	list_add_rcu(&ent->list, &kcoll_engines);
 	mutex_unlock(&kcoll_engines_mutex);
 	pr_info("reduction engine %s registered\n", e->name);
-	kcoll_nl_event_engine(e->name, 0);
+	kcoll_engine_event(e->name, 0);
 	return 0;
 }
 EXPORT_SYMBOL_GPL(kcoll_engine_register);
@@ -373,13 +374,22 @@ int kcoll_engine_choose(const char *name, u32 dt, u32 op)
 	return 0;
 }
 
-int kcoll_engine_init(void)
+/**
+ * kcoll_engine_init - the built-in engine, and where registrations are shown
+ * @dir:	the engines' sysfs directory (/sys/kernel/kcoll/engines), or NULL when it
+ *		could not be made; the registry owns the reference from now on
+ * @event:	tells the netlink listeners an engine registered
+ *
+ * Return: 0 or -ENOMEM.  Context: module load.
+ */
+int kcoll_engine_init(struct kobject *dir, void (*event)(const char *name, u32 priority))
 {
 	struct kcoll_engine_entry *ent;
 
 	kcoll_builtin_ops = kcoll_reduce_best(boot_cpu_has(X86_FEATURE_AVX2) &&
 					      boot_cpu_has(X86_FEATURE_OSXSAVE));
-	kcoll_engines_kobj = kcoll_sysfs_subdir("engines", 0755);
+	kcoll_engine_event = event;
+	kcoll_engines_kobj = dir;
 	if (!kcoll_engines_kobj)
 		return -ENOMEM;
 	ent = kcoll_engine_entry_add(kcoll_builtin_ops->name, NULL);

@@ -105,7 +105,7 @@ static int __init kcoll_init(void)
 	ret = kcoll_sysfs_init();
 	if (ret)
 		goto out_wq;
-	ret = kcoll_engine_init();
+	ret = kcoll_engine_init(kcoll_sysfs_subdir("engines", 0755), kcoll_nl_event_engine);
 	if (ret)
 		goto out_sysfs;
 	/* Before devices and comms, which send events; its commands cope with neither yet. */
