@@ -615,9 +615,6 @@ long kcoll_ioctl_comm_abort(struct kcoll_ctx *ctx, void __user *uarg);
 long kcoll_ioctl_comm_query(struct kcoll_ctx *ctx, void __user *uarg);
 void kcoll_buf_shutdown(struct kcoll_comm *comm);
 void kcoll_ctx_destroy_comms(struct kcoll_ctx *ctx);
-struct kcoll_comm *kcoll_comm_lookup(struct kcoll_ctx *ctx, u32 handle);
-void kcoll_comm_get(struct kcoll_comm *comm);
-void kcoll_comm_put(struct kcoll_comm *comm);
 void kcoll_comm_fail(struct kcoll_comm *comm, int err, u32 rank);
 void kcoll_comm_set_error_locked(struct kcoll_comm *comm, int err, u32 rank);
 void kcoll_comm_shutdown_dev(struct kcoll_dev *dev);
@@ -626,8 +623,77 @@ unsigned int kcoll_comm_count(void);
 int kcoll_comm_walk(unsigned long *pos, int (*fn)(struct kcoll_comm *comm, void *arg),
 		    void *arg);
 void kcoll_comm_admin_abort(struct kcoll_comm *comm);
-void kcoll_comm_hw_hold(struct kcoll_comm *comm);
-void kcoll_comm_hw_unhold(struct kcoll_comm *comm);
+
+/**
+ * struct kcoll_comm_upcalls - what the layers below the control plane need of a
+ * communicator's owner; registered by kcoll_comm.c at load (kcoll_comm_set_upcalls())
+ * @fail:		move @comm to the error state with a sticky error (the first wins):
+ *			every pending and later operation fails with @err; @rank is the
+ *			peer involved, or U32_MAX.  Context: process or softirq, comm->lock
+ *			not held
+ * @fail_locked:	the same with comm->lock held
+ * @teardown_unlock:	unlock comm->teardown_mutex, and restart a collective that found
+ *			it taken (kcoll_op.c).  Context: process
+ */
+struct kcoll_comm_upcalls {
+	void (*fail)(struct kcoll_comm *comm, int err, u32 rank);
+	void (*fail_locked)(struct kcoll_comm *comm, int err, u32 rank);
+	void (*teardown_unlock)(struct kcoll_comm *comm);
+};
+
+/* kcoll_state.c: set once at load, read-only afterwards. */
+extern const struct kcoll_comm_upcalls *kcoll_comm_up;
+void kcoll_comm_set_upcalls(const struct kcoll_comm_upcalls *up);
+
+/*
+ * The communicator's own primitives, inline so that every layer may use them: its
+ * references (the last put frees it, kcoll_comm.c's kobject release), the file's handle
+ * table, and the count of users of its device and PD.
+ */
+static inline void kcoll_comm_get(struct kcoll_comm *comm)
+{
+	kobject_get(&comm->kobj);
+}
+
+static inline void kcoll_comm_put(struct kcoll_comm *comm)
+{
+	kobject_put(&comm->kobj);
+}
+
+/* The communicator of @ctx's @handle, referenced, or NULL. */
+static inline struct kcoll_comm *kcoll_comm_lookup(struct kcoll_ctx *ctx, u32 handle)
+{
+	struct kcoll_comm *comm;
+
+	mutex_lock(&ctx->lock);
+	comm = xa_load(&ctx->comms, handle);
+	if (comm)
+		kcoll_comm_get(comm);
+	mutex_unlock(&ctx->lock);
+	return comm;
+}
+
+/**
+ * kcoll_comm_hw_hold - count a user of the comm's device and PD in nhw
+ * @comm:	the communicator
+ *
+ * Context: teardown_mutex held, comm not shut: shutdown, which waits for nhw to reach zero
+ * before it releases the device, then waits for this user too.
+ */
+static inline void kcoll_comm_hw_hold(struct kcoll_comm *comm)
+{
+	lockdep_assert_held(&comm->teardown_mutex);
+	atomic_inc(&comm->nhw);
+}
+
+/* Drop a kcoll_comm_hw_hold() count; under comm->lock, which shutdown takes after nhw is 0. */
+static inline void kcoll_comm_hw_unhold(struct kcoll_comm *comm)
+{
+	spin_lock_bh(&comm->lock);
+	if (atomic_dec_and_test(&comm->nhw))
+		wake_up_all(&comm->wq);
+	spin_unlock_bh(&comm->lock);
+}
 
 /* kcoll_conn.c: a connection's transport-neutral life (READY, BYE, up and down) */
 int kcoll_conn_init(void);

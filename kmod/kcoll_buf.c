@@ -210,7 +210,7 @@ static void kcoll_buf_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *h
 		cap = min_t(u32, total, max_t(u32, have + nsegs, 2 * cap));
 		grown = kcoll_fi(ALLOC, NULL, kmalloc(struct_size(grown, segs, cap), GFP_KERNEL));
 		if (!grown) {
-			kcoll_comm_fail(comm, -ENOMEM, conn->peer);
+			kcoll_comm_up->fail(comm, -ENOMEM, conn->peer);
 			return;
 		}
 	}
@@ -424,7 +424,7 @@ static int kcoll_buf_exchange(struct kcoll_buf *buf)
 
 out_fail:
 	if (ret == -ETIMEDOUT || ret == -EINTR)
-		kcoll_comm_fail(comm, ret, U32_MAX);
+		kcoll_comm_up->fail(comm, ret, U32_MAX);
 	return ret;
 }
 
@@ -528,7 +528,7 @@ long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg)
 		goto out_unmap;
 	}
 	listed = true;
-	kcoll_teardown_unlock(comm);
+	kcoll_comm_up->teardown_unlock(comm);
 
 	arg.handle = handle;
 	arg.mmap_offset = (u64)buf->cookie << PAGE_SHIFT;
@@ -539,7 +539,7 @@ long kcoll_ioctl_buf_create(struct kcoll_ctx *ctx, void __user *uarg)
 out_unmap:
 	kcoll_buf_unmap(buf);
 out_unlock:
-	kcoll_teardown_unlock(comm);
+	kcoll_comm_up->teardown_unlock(comm);
 	kcoll_buf_put(buf);
 out_put_comm:
 	if (!listed)
@@ -588,7 +588,7 @@ long kcoll_ioctl_buf_destroy(struct kcoll_ctx *ctx, void __user *uarg)
 	xa_unlock(&comm->bufs);
 	if (!ret)
 		kcoll_buf_forget(ctx, buf);
-	kcoll_teardown_unlock(comm);
+	kcoll_comm_up->teardown_unlock(comm);
 	kcoll_comm_put(comm);
 	return ret;
 }
@@ -670,7 +670,7 @@ void kcoll_buf_drop_all(struct kcoll_comm *comm)
 		xa_erase(&comm->bufs, h);
 		kcoll_buf_forget(comm->ctx, buf);
 	}
-	kcoll_teardown_unlock(comm);
+	kcoll_comm_up->teardown_unlock(comm);
 }
 
 /* File release: drop the mmap table's references (after every comm is destroyed). */

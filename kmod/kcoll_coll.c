@@ -265,7 +265,7 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 	 */
 	mutex_lock(&comm->teardown_mutex);
 	op = comm->shut ? ERR_PTR(kcoll_comm_unready(comm)) : kcoll_op_create(comm, &arg);
-	kcoll_teardown_unlock(comm);
+	kcoll_comm_up->teardown_unlock(comm);
 	if (IS_ERR(op)) {
 		ret = PTR_ERR(op);
 		goto out_put_comm;
@@ -292,7 +292,7 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 							   MAX_SCHEDULE_TIMEOUT);
 	if (ret <= 0) {
 		ret = ret ? -EINTR : -ETIMEDOUT;
-		kcoll_comm_fail(comm, ret, U32_MAX);
+		kcoll_comm_up->fail(comm, ret, U32_MAX);
 		goto out_put_op;
 	}
 	ret = op->status;

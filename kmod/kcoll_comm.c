@@ -58,16 +58,6 @@ static inline struct kcoll_comm *to_kcoll_comm(struct kobject *kobj)
 	return container_of(kobj, struct kcoll_comm, kobj);
 }
 
-void kcoll_comm_get(struct kcoll_comm *comm)
-{
-	kobject_get(&comm->kobj);
-}
-
-void kcoll_comm_put(struct kcoll_comm *comm)
-{
-	kobject_put(&comm->kobj);
-}
-
 /* Its sysfs directory shows its description: kcoll_comm_groups, kcoll_comm_desc.c. */
 
 /* The last reference: every hardware resource is gone already (kcoll_comm_destroy()). */
@@ -112,18 +102,6 @@ struct kcoll_comm *kcoll_comm_find_get(struct net *net, u64 comm_id, u32 rank)
 	}
 	mutex_unlock(&kcoll_comms_mutex);
 	return NULL;
-}
-
-struct kcoll_comm *kcoll_comm_lookup(struct kcoll_ctx *ctx, u32 handle)
-{
-	struct kcoll_comm *comm;
-
-	mutex_lock(&ctx->lock);
-	comm = xa_load(&ctx->comms, handle);
-	if (comm)
-		kcoll_comm_get(comm);
-	mutex_unlock(&ctx->lock);
-	return comm;
 }
 
 /*
@@ -367,28 +345,6 @@ void kcoll_comm_destroy(struct kcoll_comm *comm)
 	kcoll_comm_put(comm);
 }
 
-/**
- * kcoll_comm_hw_hold - count a user of the comm's device and PD in nhw
- * @comm:	the communicator
- *
- * Context: teardown_mutex held, comm not shut: shutdown, which waits for nhw to reach zero
- * before it releases the device, then waits for this user too.
- */
-void kcoll_comm_hw_hold(struct kcoll_comm *comm)
-{
-	lockdep_assert_held(&comm->teardown_mutex);
-	atomic_inc(&comm->nhw);
-}
-
-/* Drop a kcoll_comm_hw_hold() count; under comm->lock, which shutdown takes after nhw is 0. */
-void kcoll_comm_hw_unhold(struct kcoll_comm *comm)
-{
-	spin_lock_bh(&comm->lock);
-	if (atomic_dec_and_test(&comm->nhw))
-		wake_up_all(&comm->wq);
-	spin_unlock_bh(&comm->lock);
-}
-
 /* List the comm on the node unless this comm id and rank exist already. */
 int kcoll_comm_publish(struct kcoll_comm *comm)
 {
@@ -494,8 +450,15 @@ int kcoll_comm_connect_error(struct kcoll_comm *comm, u32 *failed_rank)
 	return err;
 }
 
+static const struct kcoll_comm_upcalls kcoll_comm_upcalls = {
+	.fail		 = kcoll_comm_fail,
+	.fail_locked	 = kcoll_comm_set_error_locked,
+	.teardown_unlock = kcoll_teardown_unlock,
+};
+
 int kcoll_comm_init(void)
 {
+	kcoll_comm_set_upcalls(&kcoll_comm_upcalls);
 	/* Its entries name other users' communicators: root lists it (security.rst). */
 	kcoll_comms_kobj = kcoll_sysfs_subdir("comms", 0700);
 	return kcoll_comms_kobj ? 0 : -ENOMEM;

@@ -487,7 +487,7 @@ void kcoll_op_work(struct work_struct *work)
 	if (err == -EMSGSIZE)
 		err = -EPROTO;	/* a size mismatch: the ranks' calls differ */
 	/* Fail the comm: peers may be blocked in this call on us; they must not hang. */
-	kcoll_comm_fail(comm, err, U32_MAX);
+	kcoll_comm_up->fail(comm, err, U32_MAX);
 	kcoll_op_finish(op, err);
 	goto out_release;
 

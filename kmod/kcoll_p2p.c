@@ -51,7 +51,7 @@ static bool kcoll_p2p_tag_ok(struct kcoll_conn *conn, struct kcoll_req *req, __b
 		return true;
 	pr_err_ratelimited("comm %llx rank %u: rank %u posted another operation (%llx, here %llx): the ranks' calls differ\n",
 			   comm->comm_id, comm->rank, conn->peer, tag, req->tag);
-	kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+	kcoll_comm_up->fail_locked(comm, -EPROTO, conn->peer);
 	return false;
 }
 
@@ -130,7 +130,7 @@ void kcoll_proto_error_locked(struct kcoll_conn *conn, const char *what)
 	atomic64_inc(&comm->proto_errors);
 	pr_err_ratelimited("comm %llx rank %u: %s from rank %u\n", comm->comm_id, comm->rank,
 			   what, conn->peer);
-	kcoll_comm_set_error_locked(comm, -EPROTO, conn->peer);
+	kcoll_comm_up->fail_locked(comm, -EPROTO, conn->peer);
 }
 
 /* kcoll_proto_error_locked() for callers without comm->lock. */
@@ -290,7 +290,7 @@ static int kcoll_p2p_eager_send(struct kcoll_conn *conn, struct kcoll_req *req)
 	if (conn->tp->ctrl_post(conn, c, sizeof(*m) + req->mem.len)) {
 		c->req = NULL;
 		kref_put(&req->ref, kcoll_req_release);	/* not the last: reqs hold one */
-		kcoll_comm_set_error_locked(conn->comm, -EIO, conn->peer);
+		kcoll_comm_up->fail_locked(conn->comm, -EIO, conn->peer);
 		return -EIO;
 	}
 	kcoll_req_change_state(req, KCOLL_REQ_ACTIVE);
@@ -397,7 +397,7 @@ again:
 
 		if (tp->write(conn, req->mem.r, req->mem.offset + req->sent, want, seg,
 			      req->seg_off, &bytes)) {
-			kcoll_comm_set_error_locked(comm, -EIO, conn->peer);
+			kcoll_comm_up->fail_locked(comm, -EIO, conn->peer);
 			return;
 		}
 		req->sent += bytes;
@@ -427,7 +427,7 @@ again:
 		if (tp->ctrl_post(conn, c, sizeof(*m))) {
 			c->req = NULL;
 			kref_put(&req->ref, kcoll_req_release);	/* not the last: reqs hold one */
-			kcoll_comm_set_error_locked(comm, -EIO, conn->peer);
+			kcoll_comm_up->fail_locked(comm, -EIO, conn->peer);
 			return;
 		}
 		req->done_sent = true;
@@ -601,7 +601,7 @@ static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_
 		/* Allocated unlocked, so the receive may be announced meanwhile: look again. */
 		e = kcoll_fi(ALLOC, NULL, kmalloc(sizeof(*e) + len, GFP_KERNEL));
 		if (!e) {
-			kcoll_comm_fail(comm, -ENOMEM, conn->peer);
+			kcoll_comm_up->fail(comm, -ENOMEM, conn->peer);
 			return;
 		}
 		e->len = sizeof(*msg) + len;
@@ -645,7 +645,7 @@ static void kcoll_p2p_cts_rx(struct kcoll_conn *conn, const struct kcoll_wire_hd
 	spin_unlock_bh(&comm->lock);
 	cts = kcoll_fi(ALLOC, NULL, kmalloc(struct_size(cts, cts.segs, nsegs), GFP_KERNEL));
 	if (!cts) {
-		kcoll_comm_fail(comm, -ENOMEM, conn->peer);
+		kcoll_comm_up->fail(comm, -ENOMEM, conn->peer);
 		return;
 	}
 	cts->len = len;
@@ -705,7 +705,7 @@ static const struct kcoll_rx_handler kcoll_p2p_rx_handlers[] = {
  */
 void kcoll_p2p_fail(struct kcoll_conn *conn, int err)
 {
-	kcoll_comm_set_error_locked(conn->comm, err, conn->peer);
+	kcoll_comm_up->fail_locked(conn->comm, err, conn->peer);
 }
 
 /* Whatever the dispatch refused breaks the protocol. */

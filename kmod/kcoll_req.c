@@ -419,7 +419,7 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 			kcoll_comm_hw_hold(comm);
 		ret = held ? kcoll_mem_pin(comm, &req->mem, arg.addr, arg.len, !req->send) :
 			     kcoll_comm_unready(comm);
-		kcoll_teardown_unlock(comm);
+		kcoll_comm_up->teardown_unlock(comm);
 		if (ret) {
 			kcoll_mem_release(&req->mem);
 			goto out_put_req;

@@ -117,3 +117,17 @@ bool kcoll_op_change_state(struct kcoll_op *op, int new_state)
 	return kcoll_state_move(&op->state, new_state, kcoll_op_state_legal, op->comm,
 				"collective", (u32)(op->tag >> 32));
 }
+
+/* What failing a communicator needs of the control plane above (struct kcoll_comm_upcalls). */
+const struct kcoll_comm_upcalls *kcoll_comm_up;
+
+/**
+ * kcoll_comm_set_upcalls - the control plane says how the layers below reach it
+ * @up:	its callbacks, all set; static, it lives as long as the module
+ *
+ * Context: module load, before any communicator exists.
+ */
+void kcoll_comm_set_upcalls(const struct kcoll_comm_upcalls *up)
+{
+	kcoll_comm_up = up;
+}

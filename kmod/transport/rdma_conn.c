@@ -277,7 +277,7 @@ void kcoll_conn_retry_work(struct work_struct *work)
 	spin_lock_bh(&comm->lock);
 	if (comm->state != KCOLL_COMM_CONNECTING || conn->state != KCOLL_CONN_RETRY) {
 		spin_unlock_bh(&comm->lock);
-		kcoll_teardown_unlock(comm);
+		kcoll_comm_up->teardown_unlock(comm);
 		return;
 	}
 	spin_unlock_bh(&comm->lock);
@@ -289,11 +289,11 @@ void kcoll_conn_retry_work(struct work_struct *work)
 		if (conn->state == KCOLL_CONN_RETRY)
 			kcoll_conn_change_state(conn, KCOLL_CONN_IDLE);
 		spin_unlock_bh(&comm->lock);
-		kcoll_teardown_unlock(comm);
+		kcoll_comm_up->teardown_unlock(comm);
 		return;
 	}
 	ret = kcoll_conn_connect(conn);
-	kcoll_teardown_unlock(comm);
+	kcoll_comm_up->teardown_unlock(comm);
 	if (ret)
 		kcoll_conn_retry_later(conn, ret);
 }
