@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * The names of the uAPI's enums (include/uapi/linux/kcoll.h), in the order of their values:
+ * The names of the uAPI's enums (include/uapi/linux/kcoll.h, kcoll_netlink.h), in the order
+ * of their values:
  * the one list of each.  libkcoll's kcoll_*_str() (lib/names.c) and with them kcollctl,
  * kcoll-perf and kcolllat, and core/ (in the module and on the host) expand these; nothing
  * else spells the names.  Not installed.
@@ -24,5 +25,8 @@
 #define KCOLL_ALGORITHM_NAMES \
 	"auto", "ring", "recdbl", "rabenseifner", "binomial", "dbtree", "chain", "pairwise", \
 	"bruck", "hier"
+
+/* KCOLL_CONFIG_TRANSPORT_* (uapi/linux/kcoll_netlink.h): the transport setting */
+#define KCOLL_TRANSPORT_NAMES	"auto", "rdma", "tcp"
 
 #endif /* _KCOLL_NAMES_H */

@@ -4,9 +4,9 @@
  * every setting.  It is read by kcoll_config_get() (or one field with READ_ONCE()) and
  * changed in two ways, both under the same checks (kcoll_config_check()): the netlink
  * CONFIG_SET command (kcoll_config_set()), and a write of one of the module parameters
- * listen_port, connect_timeout_ms, op_timeout_ms and tos, which are views of the store's
- * fields (kernel_param_ops below) rather than variables of their own.  The collective
- * tunables have no module parameter.
+ * listen_port, tcp_port, connect_timeout_ms, op_timeout_ms, tos and transport, which are
+ * views of the store's fields (kernel_param_ops below) rather than variables of their own.
+ * The collective tunables have no module parameter.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -18,6 +18,7 @@
 
 #include "kcoll.h"
 #include "kcoll_nl.h"
+#include "../include/kcoll_names.h"
 
 /*
  * Guards the writes of kcoll_cfg (readers of one field use READ_ONCE()).  Statically
@@ -33,6 +34,7 @@ struct kcoll_config kcoll_cfg __read_mostly = {
 	.small_bytes		= KCOLL_CONFIG_SMALL_BYTES,
 	.medium_bytes		= KCOLL_CONFIG_MEDIUM_BYTES,
 	.tree_ranks		= KCOLL_CONFIG_TREE_RANKS,
+	.tcp_port		= KCOLL_WIRE_TCP_PORT,
 };
 
 /**
@@ -63,6 +65,10 @@ int kcoll_config_check(const struct kcoll_config *c, struct netlink_ext_ack *ext
 
 	if (!c->listen_port) {
 		NL_SET_ERR_MSG(extack, "listen-port must not be 0");
+		return -EINVAL;
+	}
+	if (!c->tcp_port) {
+		NL_SET_ERR_MSG(extack, "tcp-port must not be 0");
 		return -EINVAL;
 	}
 	if (c->connect_timeout_ms < KCOLL_CONFIG_TIMEOUT_MIN_MS ||
@@ -124,6 +130,8 @@ static int kcoll_config_store(const struct kcoll_config *c, struct netlink_ext_a
 	WRITE_ONCE(kcoll_cfg.tree_ranks, c->tree_ranks);
 	memcpy(kcoll_cfg.algo, c->algo, sizeof(kcoll_cfg.algo));
 	WRITE_ONCE(kcoll_cfg.transport, c->transport);
+	/* No listener moves: the TCP listeners opened from now on bind this (tcp_listen.c). */
+	WRITE_ONCE(kcoll_cfg.tcp_port, c->tcp_port);
 	return ret;
 }
 
@@ -157,19 +165,19 @@ enum kcoll_config_param {
 	KCOLL_CONFIG_P_OP_TIMEOUT_MS,
 	KCOLL_CONFIG_P_TOS,
 	KCOLL_CONFIG_P_TRANSPORT,
+	KCOLL_CONFIG_P_TCP_PORT,
 };
 
 const char *const kcoll_config_transport_names[KCOLL_CONFIG_TRANSPORT_COUNT] = {
-	[KCOLL_CONFIG_TRANSPORT_AUTO] = "auto",
-	[KCOLL_CONFIG_TRANSPORT_RDMA] = "rdma",
-	[KCOLL_CONFIG_TRANSPORT_TCP] = "tcp",
+	KCOLL_TRANSPORT_NAMES
 };
 
 /*
  * A write of a parameter (at load, or under /sys/module/kcoll/parameters/): one field
  * changed through the store's checks.  tos is clamped to -1..255 as it always was (any
- * negative value is the device default).  listen_port is read-only after load, when
- * the module's init starts the listener on it: no listener is moved here.
+ * negative value is the device default).  listen_port and tcp_port are read-only after
+ * load (listen_port: the module's init starts the listener on it); no listener is moved
+ * here.
  */
 static int kcoll_config_param_set(const char *val, const struct kernel_param *kp)
 {
@@ -192,6 +200,9 @@ static int kcoll_config_param_set(const char *val, const struct kernel_param *kp
 	switch ((uintptr_t)kp->arg) {
 	case KCOLL_CONFIG_P_LISTEN_PORT:
 		c.listen_port = v < 0 || v > U16_MAX ? 0 : v;
+		break;
+	case KCOLL_CONFIG_P_TCP_PORT:
+		c.tcp_port = v < 0 || v > U16_MAX ? 0 : v;
 		break;
 	case KCOLL_CONFIG_P_CONNECT_TIMEOUT_MS:
 		c.connect_timeout_ms = v < 0 || v > U32_MAX ? 0 : v;
@@ -220,6 +231,8 @@ static int kcoll_config_param_get(char *buf, const struct kernel_param *kp)
 	switch ((uintptr_t)kp->arg) {
 	case KCOLL_CONFIG_P_LISTEN_PORT:
 		return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(kcoll_cfg.listen_port));
+	case KCOLL_CONFIG_P_TCP_PORT:
+		return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(kcoll_cfg.tcp_port));
 	case KCOLL_CONFIG_P_CONNECT_TIMEOUT_MS:
 		return scnprintf(buf, PAGE_SIZE, "%u\n", READ_ONCE(kcoll_cfg.connect_timeout_ms));
 	case KCOLL_CONFIG_P_OP_TIMEOUT_MS:
@@ -244,6 +257,8 @@ static const struct kernel_param_ops kcoll_config_param_ops = {
 KCOLL_CONFIG_PARAM(listen_port, LISTEN_PORT, 0444);
 MODULE_PARM_DESC(listen_port,
 		 "rdma_cm port kcoll listens on in every network namespace (default 18600)");
+KCOLL_CONFIG_PARAM(tcp_port, TCP_PORT, 0444);
+MODULE_PARM_DESC(tcp_port, "TCP port of the TCP transport's listeners (default 18601)");
 KCOLL_CONFIG_PARAM(tos, TOS, 0644);
 MODULE_PARM_DESC(tos,
 		 "IP type of service (RoCE traffic class) of new connections, 0-255; -1: device default");

@@ -49,10 +49,12 @@ struct netlink_ext_ack;
  * @tree_ranks:		rules: from this many ranks on, trees for medium messages
  * @algo:		per enum kcoll_collective: forced enum kcoll_algorithm, 0 = auto
  * @transport:		KCOLL_CONFIG_TRANSPORT_AUTO, _RDMA or _TCP
+ * @tcp_port:		port of the TCP transport's listeners (and of the peers it dials):
+ *			a listener opened later binds the new value, an open one keeps its own
  *
  * The store (kcoll_cfg) is written only by kcoll_config.c, under its mutex, after
- * kcoll_config_check(); the module parameters listen_port, connect_timeout_ms,
- * op_timeout_ms and tos are views of its fields, not values of their own.  A consistent
+ * kcoll_config_check(); the module parameters listen_port, tcp_port, connect_timeout_ms,
+ * op_timeout_ms, tos and transport are views of its fields, not values of their own.  A consistent
  * copy of several fields: kcoll_config_get(); one field: READ_ONCE(kcoll_cfg.field).
  */
 struct kcoll_config {
@@ -66,6 +68,7 @@ struct kcoll_config {
 	u32 tree_ranks;
 	u8 algo[KCOLL_NUM_COLLECTIVES];
 	u8 transport;
+	u16 tcp_port;
 };
 
 extern struct kcoll_config kcoll_cfg;
@@ -79,6 +82,7 @@ extern struct kcoll_config kcoll_cfg;
 #define kcoll_op_timeout_ms		(kcoll_cfg.op_timeout_ms)
 #define kcoll_tos			(kcoll_cfg.tos)
 #define kcoll_transport_cfg		(kcoll_cfg.transport)
+#define kcoll_tcp_port_cfg		(kcoll_cfg.tcp_port)
 
 extern const char *const kcoll_config_transport_names[KCOLL_CONFIG_TRANSPORT_COUNT];
 

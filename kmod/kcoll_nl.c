@@ -127,6 +127,7 @@ static const struct nla_policy kcoll_nl_config_set_policy[KCOLL_A_CONFIG_MAX + 1
 	[KCOLL_A_CONFIG_MEDIUM_BYTES]	    = { .type = NLA_U32 },
 	[KCOLL_A_CONFIG_TREE_RANKS]	    = { .type = NLA_U32 },
 	[KCOLL_A_CONFIG_TRANSPORT]	    = { .type = NLA_U8 },
+	[KCOLL_A_CONFIG_TCP_PORT]	    = { .type = NLA_U16 },
 	[KCOLL_A_CONFIG_ALGO]		    = NLA_POLICY_NESTED(kcoll_nl_algo_policy),
 };
 

@@ -31,6 +31,8 @@ static const struct kcoll_nl_bound kcoll_nl_config_bounds[KCOLL_A_CONFIG_MAX + 1
 						"transport must be 0 (auto), 1 (rdma) or 2 (tcp)" },
 	[KCOLL_A_CONFIG_TREE_RANKS]	    = { 2, KCOLL_MAX_RANKS, false,
 						"tree-ranks must be 2 to 4096" },
+	[KCOLL_A_CONFIG_TCP_PORT]	    = { 1, U16_MAX, false,
+						"tcp-port must be 1 to 65535" },
 };
 
 static const struct kcoll_nl_bound kcoll_nl_algo_bounds[KCOLL_A_ALGO_MAX + 1] = {
@@ -53,7 +55,8 @@ static int kcoll_nl_config_fill(struct sk_buff *skb, const struct kcoll_config *
 	    nla_put_u32(skb, KCOLL_A_CONFIG_SMALL_BYTES, c->small_bytes) ||
 	    nla_put_u32(skb, KCOLL_A_CONFIG_MEDIUM_BYTES, c->medium_bytes) ||
 	    nla_put_u32(skb, KCOLL_A_CONFIG_TREE_RANKS, c->tree_ranks) ||
-	    nla_put_u8(skb, KCOLL_A_CONFIG_TRANSPORT, c->transport))
+	    nla_put_u8(skb, KCOLL_A_CONFIG_TRANSPORT, c->transport) ||
+	    nla_put_u16(skb, KCOLL_A_CONFIG_TCP_PORT, c->tcp_port))
 		return -EMSGSIZE;
 	for (i = 0; i < ARRAY_SIZE(c->algo); i++) {
 		nest = nla_nest_start(skb, KCOLL_A_CONFIG_ALGO);
@@ -143,6 +146,8 @@ int kcoll_nl_config_set_doit(struct sk_buff *skb, struct genl_info *info)
 		c.tree_ranks = nla_get_u32(tb[KCOLL_A_CONFIG_TREE_RANKS]);
 	if (tb[KCOLL_A_CONFIG_TRANSPORT])
 		c.transport = nla_get_u8(tb[KCOLL_A_CONFIG_TRANSPORT]);
+	if (tb[KCOLL_A_CONFIG_TCP_PORT])
+		c.tcp_port = nla_get_u16(tb[KCOLL_A_CONFIG_TCP_PORT]);
 	/* Every algo attribute, not only the last one the parser kept. */
 	nlmsg_for_each_attr(nla, info->nlhdr, GENL_HDRLEN, rem) {
 		if (nla_type(nla) != KCOLL_A_CONFIG_ALGO)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kcoll TCP transport: the listeners, one per (network namespace, address family), on the
- * tcp_port setting, held by the communicators of that namespace that use TCP and closed
- * with the last one (a comm holds its namespace, so no listener outlives it).
+ * kcoll TCP transport: the listeners, one per (network namespace, address family, port), on
+ * the store's tcp_port setting (kcoll_config.c), held by the communicators of that
+ * namespace that use TCP and closed with the last one (a comm holds its namespace, so no
+ * listener outlives it).
  *
  * Accepted sockets wait, at most KCOLL_TCP_PENDING_MAX of them and KCOLL_TCP_DIAL_MS each,
  * for their HELLO frame; then the hello is checked as the RDMA listener checks rdma_cm's
@@ -32,15 +33,12 @@
 /* Sockets accepted and not yet past their HELLO, over all listeners. */
 #define KCOLL_TCP_PENDING_MAX	64
 
-static unsigned short kcoll_tcp_port = KCOLL_WIRE_TCP_PORT;
-module_param_named(tcp_port, kcoll_tcp_port, ushort, 0444);
-MODULE_PARM_DESC(tcp_port, "TCP port of the TCP transport's listeners (default 18601)");
-
 /**
  * struct kcoll_tcp_listener - a listening socket
  * @list:	in kcoll_tcp_listeners
  * @net:	the namespace it listens in
  * @family:	and the address family
+ * @port:	and the port it is bound to (tcp_port when it was opened)
  * @users:	communicators using it
  * @sock:	the listening socket
  */
@@ -48,6 +46,7 @@ struct kcoll_tcp_listener {
 	struct list_head list;
 	struct net *net;
 	int family;
+	u16 port;
 	unsigned int users;
 	struct socket *sock;
 };
@@ -68,9 +67,10 @@ static DEFINE_MUTEX(kcoll_tcp_listen_mutex);
 static void kcoll_tcp_accept_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(kcoll_tcp_accept_work, kcoll_tcp_accept_fn);
 
+/* The store's tcp_port (kcoll_config.c): module parameter and CONFIG_SET alike. */
 u16 kcoll_tcp_port_get(void)
 {
-	return READ_ONCE(kcoll_tcp_port);
+	return READ_ONCE(kcoll_tcp_port_cfg);
 }
 
 void kcoll_tcp_listen_data_ready(struct sock *sk)
@@ -222,11 +222,11 @@ static int kcoll_tcp_listen_new(struct kcoll_tcp_listener *l)
 	sock_set_reuseaddr(sk);
 	if (l->family == AF_INET6) {
 		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
-		((struct sockaddr_in6 *)&ss)->sin6_port = htons(kcoll_tcp_port_get());
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(l->port);
 		sk->sk_ipv6only = true;
 	} else {
 		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
-		((struct sockaddr_in *)&ss)->sin_port = htons(kcoll_tcp_port_get());
+		((struct sockaddr_in *)&ss)->sin_port = htons(l->port);
 	}
 	ret = kernel_bind(sock, (struct sockaddr *)&ss, sizeof(ss));
 	if (!ret)
@@ -244,16 +244,22 @@ static int kcoll_tcp_listen_new(struct kcoll_tcp_listener *l)
 	return 0;
 }
 
-/* Take the listener of @comm's namespace and family (the tp_priv of its own rank). */
+/*
+ * Take the listener of @comm's namespace and family on the tcp_port setting (the tp_priv of
+ * its own rank).  After a change of tcp_port a new comm opens one on the new port while
+ * the older comms keep theirs, so a comm listens where its peers, which read the same
+ * setting when they dial, will look.
+ */
 int kcoll_tcp_listen_get(struct kcoll_comm *comm)
 {
 	int family = comm->addrs[comm->rank].ss_family;
+	u16 port = kcoll_tcp_port_get();
 	struct kcoll_tcp_listener *l;
 	int ret = 0;
 
 	mutex_lock(&kcoll_tcp_listen_mutex);
 	list_for_each_entry(l, &kcoll_tcp_listeners, list) {
-		if (net_eq(l->net, comm->net) && l->family == family)
+		if (net_eq(l->net, comm->net) && l->family == family && l->port == port)
 			goto found;
 	}
 	l = kcoll_fi(ALLOC, NULL, kzalloc(sizeof(*l), GFP_KERNEL));
@@ -263,9 +269,10 @@ int kcoll_tcp_listen_get(struct kcoll_comm *comm)
 	}
 	l->net = comm->net;
 	l->family = family;
+	l->port = port;
 	ret = kcoll_tcp_listen_new(l);
 	if (ret) {
-		pr_err("cannot listen on TCP port %u: %d\n", kcoll_tcp_port_get(), ret);
+		pr_err("cannot listen on TCP port %u: %d\n", port, ret);
 		kfree(l);
 		goto out;
 	}
