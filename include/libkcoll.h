@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 #define LIBKCOLL_MAJOR_VERSION	0
-#define LIBKCOLL_MINOR_VERSION	6
+#define LIBKCOLL_MINOR_VERSION	7
 #define LIBKCOLL_PATCH_VERSION	0
 
 /* sysfs directory of the module; the environment variable overrides it (tests, containers). */
@@ -455,6 +455,9 @@ KCOLL_API int kcoll_datatype_from_str(const char *name);
 KCOLL_API int kcoll_red_op_from_str(const char *name);
 KCOLL_API int kcoll_collective_from_str(const char *name);
 KCOLL_API int kcoll_algorithm_from_str(const char *name);
+/* The transport setting, KCOLL_CONFIG_TRANSPORT_* ("auto", "rdma", "tcp"; KCOLL_0.7). */
+KCOLL_API const char *kcoll_transport_str(int transport);
+KCOLL_API int kcoll_transport_from_str(const char *name);
 /* Bytes per element; 0 for an unknown type. */
 KCOLL_API size_t kcoll_datatype_size(int dtype);
 
@@ -543,7 +546,7 @@ struct kcoll_nl_peer {
 	int gid_type;		/* enum kcoll_gid_type of that entry, -1: not known */
 	/* its host, NIC and leaf group (see struct kcoll_nl_comm), UINT32_MAX: not known */
 	uint32_t host, nic, leaf;
-	char transport[8];	/* "rdma", "tcp" or "loop"; empty: not known (older module) */
+	char transport[8];	/* rdma, tcp or loop; empty: not known (older module) */
 };
 
 struct kcoll_nl_op {
@@ -602,6 +605,9 @@ KCOLL_API int kcoll_nl_comm_abort(struct kcoll_nl *nl, uint64_t comm_id, uint32_
 #define KCOLL_NL_CFG_MEDIUM_BYTES	(1u << 6)
 #define KCOLL_NL_CFG_TREE_RANKS		(1u << 7)
 #define KCOLL_NL_CFG_ALGO		(1u << 8)	/* the entries of algo_mask */
+/* KCOLL_0.7: only in struct kcoll_nl_config_opts */
+#define KCOLL_NL_CFG_TRANSPORT		(1u << 9)
+#define KCOLL_NL_CFG_TCP_PORT		(1u << 10)
 
 #define KCOLL_NL_MAX_COLLECTIVES	32
 
@@ -619,8 +625,38 @@ struct kcoll_nl_config {
 	uint32_t algo[KCOLL_NL_MAX_COLLECTIVES];
 };
 
+/*
+ * The layout of libkcoll 0.3, frozen (it has no @sz): kcoll_nl_config_get() and _set() are
+ * kcoll_nl_config_get_opts() and _set_opts() on the fields it has.
+ */
 KCOLL_API int kcoll_nl_config_get(struct kcoll_nl *nl, struct kcoll_nl_config *cfg);
 KCOLL_API int kcoll_nl_config_set(struct kcoll_nl *nl, const struct kcoll_nl_config *cfg);
+
+/*
+ * The configuration, every setting (KCOLL_0.7).  Declare with KCOLL_OPTS(); settings added
+ * later are appended, with a bit of their own in @mask.
+ */
+struct kcoll_nl_config_opts {
+	size_t sz;
+	uint32_t mask;		/* KCOLL_NL_CFG_*: valid (get) or to be set (set) */
+	uint16_t listen_port;
+	uint32_t connect_timeout_ms;
+	uint32_t op_timeout_ms;
+	int32_t tos;
+	uint32_t chunk_bytes;
+	uint32_t small_bytes;
+	uint32_t medium_bytes;
+	uint32_t tree_ranks;
+	uint32_t algo_mask;	/* bit c: algo[c] is valid / to be set */
+	uint32_t algo[KCOLL_NL_MAX_COLLECTIVES];
+	uint8_t transport;	/* KCOLL_CONFIG_TRANSPORT_*: kcoll_transport_str() */
+	uint16_t tcp_port;
+	size_t :0;
+};
+
+KCOLL_API int kcoll_nl_config_get_opts(struct kcoll_nl *nl, struct kcoll_nl_config_opts *opts);
+KCOLL_API int kcoll_nl_config_set_opts(struct kcoll_nl *nl,
+				       const struct kcoll_nl_config_opts *opts);
 
 /* One message of the events group; the has_* flags say which fields it carried. */
 struct kcoll_nl_event {

@@ -42,21 +42,23 @@ int kcoll_connect_timeout_ms(unsigned long v, uint32_t *out)
 /* The transport of the comm, as KCOLL_IOC_COMM_CREATE flags: option, else environment. */
 static int kcoll_transport_flags(const struct kcoll_comm_opts *opts, uint32_t *out)
 {
+	static const uint32_t flags[] = {
+		[KCOLL_CONFIG_TRANSPORT_AUTO] = 0,	/* the module's transport setting */
+		[KCOLL_CONFIG_TRANSPORT_RDMA] = KCOLL_COMM_TRANSPORT_RDMA,
+		[KCOLL_CONFIG_TRANSPORT_TCP] = KCOLL_COMM_TRANSPORT_TCP,
+	};
 	const char *v = OPTS_GET(opts, transport, NULL);
 	const char *what = "kcoll_comm_opts.transport";
+	int t;
 
 	if (!v) {
 		v = kcoll_getenv("KCOLL_TRANSPORT");
 		what = "KCOLL_TRANSPORT";
 	}
-	if (!v || !strcmp(v, "auto"))
-		*out = 0;	/* the module's transport setting */
-	else if (!strcmp(v, "rdma"))
-		*out = KCOLL_COMM_TRANSPORT_RDMA;
-	else if (!strcmp(v, "tcp"))
-		*out = KCOLL_COMM_TRANSPORT_TCP;
-	else
+	t = v ? kcoll_transport_from_str(v) : KCOLL_CONFIG_TRANSPORT_AUTO;
+	if (t < 0)
 		return kcoll_fail(-EINVAL, "%s is \"%s\": must be auto, rdma or tcp", what, v);
+	*out = flags[t];
 	return 0;
 }
 

@@ -301,6 +301,9 @@ static const struct {
 	/* Their structures grew: the 0.3 layout stays at KCOLL_0.3 (lib/nl_compat.c). */
 	{ "kcoll_nl_comm_get", "KCOLL_0.6" }, { "kcoll_nl_comm_list", "KCOLL_0.6" },
 	{ "kcoll_nl_comm_list_free", "KCOLL_0.6" },
+
+	{ "kcoll_nl_config_get_opts", "KCOLL_0.7" }, { "kcoll_nl_config_set_opts", "KCOLL_0.7" },
+	{ "kcoll_transport_from_str", "KCOLL_0.7" }, { "kcoll_transport_str", "KCOLL_0.7" },
 };
 
 #define KCOLL_ABI_N	(sizeof(kcoll_abi) / sizeof(kcoll_abi[0]))
@@ -320,7 +323,7 @@ static bool kcoll_abi_has(const char *name, const char *version)
 TEST(shared_object_exports)
 {
 	static const char *const nodes[] = { "KCOLL_0.1", "KCOLL_0.2", "KCOLL_0.3", "KCOLL_0.4",
-					     "KCOLL_0.5", "KCOLL_0.6" };
+					     "KCOLL_0.5", "KCOLL_0.6", "KCOLL_0.7" };
 	void *so = dlopen(LIBKCOLL_SO_PATH, RTLD_NOW | RTLD_LOCAL);
 	size_t i, j;
 

@@ -192,15 +192,16 @@ TEST(engine_pairs)
 	kcoll_nl_engine_list_free(e, n);
 }
 
-/* What kcoll_nl_config_set() puts, kcoll_nl_config_get() reads back, masks included. */
+/* What kcoll_nl_config_set_opts() puts, _get_opts() reads back, masks included. */
 TEST(config_round_trip)
 {
 	struct nlmsghdr *nlh = msg_start(KCOLL_CMD_CONFIG_GET);
-	struct kcoll_nl_config in = {
-		.mask = KCOLL_NL_CFG_LISTEN_PORT | KCOLL_NL_CFG_TOS | KCOLL_NL_CFG_TREE_RANKS,
-		.listen_port = 18515, .tos = -1, .tree_ranks = 64, .chunk_bytes = 777,
-	};
-	struct kcoll_nl_config out = { 0 };
+	KCOLL_OPTS(kcoll_nl_config_opts, in,
+		   .mask = KCOLL_NL_CFG_LISTEN_PORT | KCOLL_NL_CFG_TOS | KCOLL_NL_CFG_TREE_RANKS |
+			   KCOLL_NL_CFG_TRANSPORT | KCOLL_NL_CFG_TCP_PORT,
+		   .listen_port = 18515, .tos = -1, .tree_ranks = 64, .chunk_bytes = 777,
+		   .transport = KCOLL_CONFIG_TRANSPORT_TCP, .tcp_port = 18777);
+	KCOLL_OPTS(kcoll_nl_config_opts, out);
 	struct nlattr *nest;
 
 	kcoll_nl_put_fields(nlh, &kcoll_nl_config_obj, &in, in.mask);
@@ -221,9 +222,56 @@ TEST(config_round_trip)
 	EXPECT_EQ(18515, out.listen_port);
 	EXPECT_EQ(-1, out.tos);
 	EXPECT_EQ(64, out.tree_ranks);
+	EXPECT_EQ(KCOLL_CONFIG_TRANSPORT_TCP, out.transport);
+	EXPECT_EQ(18777, out.tcp_port);
 	EXPECT_EQ(0, out.chunk_bytes);			/* not in the mask: not sent */
 	EXPECT_EQ(1u << 3, out.algo_mask);
 	EXPECT_EQ(2, out.algo[3]);
+}
+
+/* A struct kcoll_nl_config_opts of a newer libkcoll: one more field. */
+struct kcoll_nl_config_opts_next {
+	struct kcoll_nl_config_opts base;
+	uint64_t new_field;
+};
+
+/*
+ * The opts' size is checked before anything is sent (so with no socket): below the first
+ * published size -EINVAL, a larger struct with a non-zero tail -E2BIG, a zero tail is an
+ * older caller's and goes on to the next check (the missing handle).
+ */
+TEST(config_opts_sz)
+{
+	struct kcoll_nl_config_opts_next next;
+	KCOLL_OPTS(kcoll_nl_config_opts, opts);
+
+	memset(&next, 0, sizeof(next));
+	next.base.sz = sizeof(next);
+	next.new_field = 1;
+	EXPECT_EQ(-E2BIG, kcoll_nl_config_get_opts(NULL, &next.base));
+	EXPECT_EQ(-E2BIG, kcoll_nl_config_set_opts(NULL, &next.base));
+	next.new_field = 0;
+	EXPECT_EQ(-EINVAL, kcoll_nl_config_get_opts(NULL, &next.base));
+	EXPECT_EQ(NULL, strstr(kcoll_last_error(), "opts->sz"));
+	opts.sz = offsetof(struct kcoll_nl_config_opts, tcp_port);
+	EXPECT_EQ(-EINVAL, kcoll_nl_config_get_opts(NULL, &opts));
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "opts->sz"));
+	EXPECT_EQ(-EINVAL, kcoll_nl_config_set_opts(NULL, &opts));
+	EXPECT_NE(NULL, strstr(kcoll_last_error(), "opts->sz"));
+	EXPECT_EQ(-EINVAL, kcoll_nl_config_get_opts(NULL, NULL));
+}
+
+/* The transport setting's names, both ways, from the one table (include/kcoll_names.h). */
+TEST(transport_names)
+{
+	EXPECT_STREQ("auto", kcoll_transport_str(KCOLL_CONFIG_TRANSPORT_AUTO));
+	EXPECT_STREQ("rdma", kcoll_transport_str(KCOLL_CONFIG_TRANSPORT_RDMA));
+	EXPECT_STREQ("tcp", kcoll_transport_str(KCOLL_CONFIG_TRANSPORT_TCP));
+	EXPECT_EQ(NULL, kcoll_transport_str(KCOLL_CONFIG_TRANSPORT_TCP + 1));
+	EXPECT_EQ(NULL, kcoll_transport_str(-1));
+	EXPECT_EQ(KCOLL_CONFIG_TRANSPORT_TCP, kcoll_transport_from_str("tcp"));
+	EXPECT_EQ(-EINVAL, kcoll_transport_from_str("udp"));
+	EXPECT_EQ(-EINVAL, kcoll_transport_from_str(NULL));
 }
 
 TEST(events)
