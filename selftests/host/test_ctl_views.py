@@ -127,7 +127,7 @@ def main():
         print("1..0 # SKIP %s not built (make -C tools kcollctl/test/kcollctl-mock)" % MOCK)
         return 0
     print("TAP version 13")
-    print("1..%d" % (len(CASES) + 1))
+    print("1..%d" % (len(CASES) + 2))
     fail = 0
     for i, (what, args, env) in enumerate(CASES, 1):
         try:
@@ -145,6 +145,17 @@ def main():
     print("%s %d - a record missing from the JSON is caught" %
           ("ok" if bad else "not ok", len(CASES) + 1))
     fail |= not bad
+    # Every setting of the store is shown, in both: the mock's transport and tcp_port.
+    text, doc = run(["config", "show"], {}), json.loads(run(["-j", "config", "show"], {}))
+    want = {"transport": "tcp", "tcp_port": 18777}
+    errs = ["%s: JSON has %r" % (k, doc.get(k)) for k, v in want.items() if doc.get(k) != v]
+    errs += ["no text line %r" % ("%s %s" % kv) for kv in want.items()
+             if "%s %s" % kv not in text.splitlines()]
+    for e in errs:
+        print("# " + e)
+    print("%s %d - config show has transport and tcp_port" %
+          ("not ok" if errs else "ok", len(CASES) + 2))
+    fail |= bool(errs)
     return fail
 
 

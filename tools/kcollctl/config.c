@@ -19,8 +19,10 @@ static void kcoll_ctl_config_usage(FILE *f)
 	      "       kcollctl config set { KEY VALUE | algo COLL ALGO } ...\n"
 	      "       kcollctl config help\n"
 	      "where  KEY := { listen_port | connect_timeout_ms | op_timeout_ms | tos |\n"
-	      "                chunk_bytes | small_bytes | medium_bytes | tree_ranks }\n"
+	      "                chunk_bytes | small_bytes | medium_bytes | tree_ranks |\n"
+	      "                transport | tcp_port }\n"
 	      "       tos VALUE := { 0..255 | default }\n"
+	      "       transport VALUE := { auto | rdma | tcp }\n"
 	      "       COLL := { broadcast | scatter | gather | reduce | allreduce | allgather |\n"
 	      "                 reduce_scatter | alltoall | barrier | allgatherv | alltoallv |\n"
 	      "                 reduce_scatterv }\n"
@@ -33,10 +35,10 @@ struct kcoll_ctl_cfg_key {
 	const char *name;
 	uint32_t bit;
 	size_t off;
-	int size;	/* 2: u16, 4: u32, -4: s32 */
+	int size;	/* 1: u8 transport (a name), 2: u16, 4: u32, -4: s32 */
 };
 
-#define KCOLL_CTL_CFG(n, b, f, s) { n, b, offsetof(struct kcoll_nl_config, f), s }
+#define KCOLL_CTL_CFG(n, b, f, s) { n, b, offsetof(struct kcoll_nl_config_opts, f), s }
 
 static const struct kcoll_ctl_cfg_key kcoll_ctl_cfg_keys[] = {
 	KCOLL_CTL_CFG("listen_port", KCOLL_NL_CFG_LISTEN_PORT, listen_port, 2),
@@ -47,14 +49,19 @@ static const struct kcoll_ctl_cfg_key kcoll_ctl_cfg_keys[] = {
 	KCOLL_CTL_CFG("small_bytes", KCOLL_NL_CFG_SMALL_BYTES, small_bytes, 4),
 	KCOLL_CTL_CFG("medium_bytes", KCOLL_NL_CFG_MEDIUM_BYTES, medium_bytes, 4),
 	KCOLL_CTL_CFG("tree_ranks", KCOLL_NL_CFG_TREE_RANKS, tree_ranks, 4),
+	KCOLL_CTL_CFG("transport", KCOLL_NL_CFG_TRANSPORT, transport, 1),
+	KCOLL_CTL_CFG("tcp_port", KCOLL_NL_CFG_TCP_PORT, tcp_port, 2),
 };
 
 #define KCOLL_CTL_NKEYS	(sizeof(kcoll_ctl_cfg_keys) / sizeof(kcoll_ctl_cfg_keys[0]))
 
-static int64_t kcoll_ctl_cfg_get(const struct kcoll_nl_config *c, const struct kcoll_ctl_cfg_key *k)
+static int64_t kcoll_ctl_cfg_get(const struct kcoll_nl_config_opts *c,
+				 const struct kcoll_ctl_cfg_key *k)
 {
 	const char *p = (const char *)c + k->off;
 
+	if (k->size == 1)
+		return *(const uint8_t *)p;
 	if (k->size == 2)
 		return *(const uint16_t *)p;
 	if (k->size == -4)
@@ -64,7 +71,7 @@ static int64_t kcoll_ctl_cfg_get(const struct kcoll_nl_config *c, const struct k
 
 static int kcoll_ctl_config_show(struct kcoll_ctl *ctl, int argc, char **argv)
 {
-	struct kcoll_nl_config c;
+	KCOLL_OPTS(kcoll_nl_config_opts, c);
 	struct kcoll_nl *nl;
 	size_t i;
 	int ret;
@@ -74,7 +81,7 @@ static int kcoll_ctl_config_show(struct kcoll_ctl *ctl, int argc, char **argv)
 	ret = kcoll_ctl_nl_open(&nl, false);
 	if (ret)
 		return ret;
-	ret = kcoll_ctl_nl_done(nl, "config show", kcoll_nl_config_get(nl, &c));
+	ret = kcoll_ctl_nl_done(nl, "config show", kcoll_nl_config_get_opts(nl, &c));
 	if (ret)
 		return ret;
 	kcoll_ctl_doc_begin(ctl, false);
@@ -84,6 +91,12 @@ static int kcoll_ctl_config_show(struct kcoll_ctl *ctl, int argc, char **argv)
 		if (!(c.mask & k->bit))
 			continue;
 		kcoll_ctl_text(ctl, "%s", k->name);
+		if (k->size == 1) {
+			const char *t = kcoll_transport_str((int)c.transport);
+
+			kcoll_ctl_str(ctl, KCOLL_CTL_ANY, k->name, " %s\n", t ? t : "unknown");
+			continue;
+		}
 		kcoll_ctl_int(ctl, KCOLL_CTL_ANY, k->name, " %" PRId64 "\n",
 			      kcoll_ctl_cfg_get(&c, k));
 	}
@@ -103,7 +116,7 @@ static int kcoll_ctl_config_show(struct kcoll_ctl *ctl, int argc, char **argv)
 
 static int kcoll_ctl_config_set(struct kcoll_ctl *ctl, int argc, char **argv)
 {
-	struct kcoll_nl_config c = { 0 };
+	KCOLL_OPTS(kcoll_nl_config_opts, c);
 	struct kcoll_nl *nl;
 	int i, ret, coll, algo;
 	size_t k;
@@ -146,6 +159,12 @@ static int kcoll_ctl_config_set(struct kcoll_ctl *ctl, int argc, char **argv)
 
 			if (key->size == -4 && !strcmp(argv[i + 1], "default")) {
 				v = -1;
+			} else if (key->size == 1) {
+				v = kcoll_transport_from_str(argv[i + 1]);
+				if (v < 0)
+					return kcoll_ctl_usage_err(&kcoll_ctl_config_obj,
+								   "config set: bad transport \"%s\" (auto, rdma or tcp)",
+								   argv[i + 1]);
 			} else {
 				errno = 0;
 				v = strtoll(argv[i + 1], &end, 0);
@@ -156,7 +175,9 @@ static int kcoll_ctl_config_set(struct kcoll_ctl *ctl, int argc, char **argv)
 								   "config set: bad %s \"%s\"",
 								   key->name, argv[i + 1]);
 			}
-			if (key->size == 2)
+			if (key->size == 1)
+				*(uint8_t *)p = (uint8_t)v;
+			else if (key->size == 2)
 				*(uint16_t *)p = (uint16_t)v;
 			else if (key->size == -4)
 				*(int32_t *)p = (int32_t)v;
@@ -168,7 +189,7 @@ static int kcoll_ctl_config_set(struct kcoll_ctl *ctl, int argc, char **argv)
 	ret = kcoll_ctl_nl_open(&nl, false);
 	if (ret)
 		return ret;
-	return kcoll_ctl_nl_done(nl, "config set", kcoll_nl_config_set(nl, &c));
+	return kcoll_ctl_nl_done(nl, "config set", kcoll_nl_config_set_opts(nl, &c));
 }
 
 static const struct kcoll_ctl_cmd kcoll_ctl_config_cmds[] = {
@@ -179,7 +200,7 @@ static const struct kcoll_ctl_cmd kcoll_ctl_config_cmds[] = {
 
 const struct kcoll_ctl_obj kcoll_ctl_config_obj = {
 	.name		= "config",
-	.summary	= "module configuration (timeouts, port, tos, collective tuning)",
+	.summary	= "module configuration (timeouts, ports, tos, transport, collective tuning)",
 	.cmds		= kcoll_ctl_config_cmds,
 	.usage		= kcoll_ctl_config_usage,
 };

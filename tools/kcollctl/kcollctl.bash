@@ -104,7 +104,8 @@ _kcollctl()
 		;;
 	config)
 		local keys="listen_port connect_timeout_ms op_timeout_ms tos chunk_bytes small_bytes
-			    medium_bytes tree_ranks algo"
+			    medium_bytes tree_ranks transport tcp_port algo"
+		local transports="auto rdma tcp"
 		local colls="broadcast scatter gather reduce allreduce allgather reduce_scatter
 			     alltoall barrier allgatherv alltoallv reduce_scatterv"
 		local algos="auto ring recdbl rabenseifner binomial dbtree chain pairwise bruck hier"
@@ -117,7 +118,9 @@ _kcollctl()
 				COMPREPLY=($(compgen -W "$algos" -- "$cur"))
 			elif [[ $prev == tos ]]; then
 				COMPREPLY=($(compgen -W "default" -- "$cur"))
-			elif [[ $prev == set || " $algos " == *" $prev "* ]] ||
+			elif [[ $prev == transport ]]; then
+				COMPREPLY=($(compgen -W "$transports" -- "$cur"))
+			elif [[ $prev == set || " $algos $transports " == *" $prev "* ]] ||
 			     [[ $prev =~ ^-?[0-9]+$ || $prev == default ]]; then
 				COMPREPLY=($(compgen -W "$keys" -- "$cur"))
 			fi

@@ -236,10 +236,10 @@ void __wrap_kcoll_nl_engine_list_free(struct kcoll_nl_engine *engines, size_t n)
 	free(engines);
 }
 
-int __wrap_kcoll_nl_config_get(struct kcoll_nl *nl, struct kcoll_nl_config *cfg)
+int __wrap_kcoll_nl_config_get_opts(struct kcoll_nl *nl, struct kcoll_nl_config_opts *cfg)
 {
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->mask = 0x1ff;
+	memset(&cfg->mask, 0, sizeof(*cfg) - offsetof(struct kcoll_nl_config_opts, mask));
+	cfg->mask = 0x7ff;
 	cfg->listen_port = 18515;
 	cfg->connect_timeout_ms = 30000;
 	cfg->op_timeout_ms = 120000;
@@ -251,6 +251,8 @@ int __wrap_kcoll_nl_config_get(struct kcoll_nl *nl, struct kcoll_nl_config *cfg)
 	cfg->algo_mask = 1u << 4 | 1u << 0;
 	cfg->algo[4] = 1;
 	cfg->algo[0] = 5;
+	cfg->transport = KCOLL_CONFIG_TRANSPORT_TCP;
+	cfg->tcp_port = 18777;
 	return 0;
 }
 
