@@ -397,6 +397,10 @@ TEST_F(nl, out_of_range)
 	EXPECT_EINVAL_MSG(t, nlh);
 	EXPECT_STREQ("transport must be 0 (auto), 1 (rdma) or 2 (tcp)", t->ext);
 	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u16(nlh, KCOLL_A_CONFIG_TCP_PORT, 0);
+	EXPECT_EINVAL_MSG(t, nlh);
+	EXPECT_STREQ("tcp-port must be 1 to 65535", t->ext);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
 	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_SMALL_BYTES, 1 << 20);
 	mnl_attr_put_u32(nlh, KCOLL_A_CONFIG_MEDIUM_BYTES, 1 << 19);
 	EXPECT_EINVAL_MSG(t, nlh);
@@ -540,6 +544,51 @@ TEST_F(nl, transport_setting)
 	EXPECT_EQ(0, kt_sh("echo auto > " SYSMOD "transport"));
 }
 
+/*
+ * tcp_port is a setting of the store like listen_port: config-set changes it (0 refused with
+ * a message, nothing changed), the read-only module parameter and config-get show it, and
+ * kcollctl reads and sets it and the transport by name.
+ */
+TEST_F(nl, tcp_port_setting)
+{
+	long old = kt_read_long(SYSMOD "tcp_port", -999);
+	struct nlt *t = self->t;
+	struct nlmsghdr *nlh;
+	char cmd[128];
+
+	ASSERT_LT(0, old);
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u16(nlh, KCOLL_A_CONFIG_TCP_PORT, 18777);
+	ASSERT_EQ(0, nlt_talk(t, nlh, NULL, NULL)) TH_LOG("%s", t->ext);
+	EXPECT_EQ(18777, kt_read_long(SYSMOD "tcp_port", -999));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl -j config show | "
+			   "grep -q '\"tcp_port\":18777'"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl config show | grep -qx 'tcp_port 18777'"));
+	/* 0 is refused, at the attribute and by the store, and changes nothing. */
+	nlh = nlt_cmd(t, KCOLL_CMD_CONFIG_SET, 0);
+	mnl_attr_put_u16(nlh, KCOLL_A_CONFIG_TCP_PORT, 0);
+	EXPECT_EINVAL_MSG(t, nlh);
+	EXPECT_STREQ("tcp-port must be 1 to 65535", t->ext);
+	EXPECT_EQ(18777, kt_read_long(SYSMOD "tcp_port", -999));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl config set tcp_port 0 2>&1 | "
+			   "grep -q 'tcp-port must be 1 to 65535'"));
+	EXPECT_NE(0, kt_sh("tools/kcollctl/kcollctl config set tcp_port 65536 2>/dev/null"));
+	/* Read-only at the module parameter, as listen_port. */
+	EXPECT_NE(0, kt_sh("echo 18778 > " SYSMOD "tcp_port 2>/dev/null"));
+	EXPECT_EQ(18777, kt_read_long(SYSMOD "tcp_port", -999));
+	/* The transport by name through kcollctl; a bad name never reaches the kernel. */
+	EXPECT_NE(0, kt_sh("tools/kcollctl/kcollctl config set transport udp 2>/dev/null"));
+	EXPECT_EQ(0, kt_sh("grep -qx auto " SYSMOD "transport"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl config set transport tcp"));
+	EXPECT_EQ(0, kt_sh("grep -qx tcp " SYSMOD "transport"));
+	EXPECT_EQ(0, kt_sh("tools/kcollctl/kcollctl -j config show | "
+			   "grep -q '\"transport\":\"tcp\"'"));
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set transport auto tcp_port %ld",
+		 old);
+	EXPECT_EQ(0, kt_sh(cmd));
+	EXPECT_EQ(old, kt_read_long(SYSMOD "tcp_port", -999));
+}
+
 /* ---- privilege --------------------------------------------------------------------------- */
 
 /*
@@ -577,6 +626,11 @@ static void priv_config_port(struct nlmsghdr *nlh)
 	mnl_attr_put_u16(nlh, KCOLL_A_CONFIG_LISTEN_PORT, 18699);
 }
 
+static void priv_config_tcp_port(struct nlmsghdr *nlh)
+{
+	mnl_attr_put_u16(nlh, KCOLL_A_CONFIG_TCP_PORT, 18699);
+}
+
 static void priv_config_algo(struct nlmsghdr *nlh)
 {
 	struct nlattr *nest = mnl_attr_nest_start(nlh, KCOLL_A_CONFIG_ALGO);
@@ -609,6 +663,7 @@ static const struct priv_case {
 	{ "dev-set gid-index",	KCOLL_CMD_DEV_SET,	priv_dev_gid },
 	{ "config-set op-timeout", KCOLL_CMD_CONFIG_SET, priv_config_timeout },
 	{ "config-set listen-port", KCOLL_CMD_CONFIG_SET, priv_config_port },
+	{ "config-set tcp-port", KCOLL_CMD_CONFIG_SET, priv_config_tcp_port },
 	{ "config-set algo",	KCOLL_CMD_CONFIG_SET,	priv_config_algo },
 	{ "engine-set",		KCOLL_CMD_ENGINE_SET,	priv_engine },
 	{ "comm-abort",		KCOLL_CMD_COMM_ABORT,	priv_comm_abort },
@@ -711,7 +766,7 @@ static int priv_run(enum priv_who who)
 }
 
 FIXTURE(priv) {
-	long timeout, port;
+	long timeout, port, tcp_port;
 };
 
 FIXTURE_VARIANT(priv) {
@@ -729,6 +784,7 @@ FIXTURE_SETUP(priv)
 	write_file("/proc/sys/kernel/unprivileged_userns_clone", "1");
 	self->timeout = kt_read_long(SYSMOD "op_timeout_ms", -999);
 	self->port = kt_read_long(SYSMOD "listen_port", -999);
+	self->tcp_port = kt_read_long(SYSMOD "tcp_port", -999);
 }
 
 FIXTURE_TEARDOWN(priv)
@@ -755,12 +811,15 @@ TEST_F(priv, changes_are_eperm)
 						 WEXITSTATUS(status));
 	EXPECT_EQ(self->timeout, kt_read_long(SYSMOD "op_timeout_ms", -999));
 	EXPECT_EQ(self->port, kt_read_long(SYSMOD "listen_port", -999));
+	EXPECT_EQ(self->tcp_port, kt_read_long(SYSMOD "tcp_port", -999));
 	if (self->timeout != kt_read_long(SYSMOD "op_timeout_ms", -999) ||
-	    self->port != kt_read_long(SYSMOD "listen_port", -999)) {
-		char cmd[128];
+	    self->port != kt_read_long(SYSMOD "listen_port", -999) ||
+	    self->tcp_port != kt_read_long(SYSMOD "tcp_port", -999)) {
+		char cmd[160];
 
 		snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set op_timeout_ms %ld"
-			 " listen_port %ld", self->timeout, self->port);
+			 " listen_port %ld tcp_port %ld", self->timeout, self->port,
+			 self->tcp_port);
 		kt_sh(cmd);
 	}
 }

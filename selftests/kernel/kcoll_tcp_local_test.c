@@ -18,6 +18,10 @@
  * destroy.  A rank whose peer closed the link after that peer's own BYE used to fail its
  * comm, which dropped its BYEs to ranks still in their barrier (ECONNRESET there).
  *
+ * port: the tcp_port setting changed at run time (netlink config-set, through kcollctl)
+ * is where the next communicator listens and dials: while it is up, a listener on the new
+ * port and connections to it; once it is gone, no listener there.
+ *
  * Run by the node suite (no RDMA device: the comms ask for TCP anyway).
  */
 #include "kselftest_harness.h"
@@ -253,6 +257,48 @@ static int tl_bye_rank(uint64_t id, unsigned int me, unsigned int n)
 	return 0;
 }
 
+/*
+ * One rank of "port": create, rank 0 checks that this comm's TCP listener and links are on
+ * @port (`ss`: a listening socket on it, connections established to it), an all-reduce
+ * over the links, a barrier, destroy.  Return: 0 or the failing step.
+ */
+static int tl_port_rank(uint64_t id, unsigned int me, unsigned int n, unsigned int port)
+{
+	int32_t *in = malloc(TL_BYTES), *out = malloc(TL_BYTES), want;
+	int fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	char cmd[160];
+	uint64_t i;
+	uint32_t h;
+
+	if (fd < 0 || !in || !out)
+		return 1;
+	if (tl_create(fd, id, me, n, &h))
+		return 2;
+	if (me == 0) {
+		snprintf(cmd, sizeof(cmd), "ss -Hltn 'sport = :%u' | grep -q LISTEN", port);
+		if (kt_sh(cmd)) {
+			fprintf(stderr, "# no TCP listener on port %u\n", port);
+			return 3;
+		}
+		snprintf(cmd, sizeof(cmd), "ss -Htn state established '( dport = :%u )' | grep -q .",
+			 port);
+		if (kt_sh(cmd)) {
+			fprintf(stderr, "# no TCP connection to port %u\n", port);
+			return 4;
+		}
+	}
+	for (i = 0; i < TL_COUNT; i++)
+		in[i] = tl_val(me, 0, i);
+	if (tl_allreduce(fd, h, KCOLL_ALG_RING, in, out) || tl_check_sum(out, n, 0, &want) >= 0)
+		return 5;
+	if (tl_barrier(fd, h, me, n))
+		return 6;
+	if (kt_comm_destroy(fd, h))
+		return 7;
+	close(fd);
+	return 0;
+}
+
 /* Fork @n ranks running @fn; return how many failed (each says why on stderr). */
 static int tl_run(struct __test_metadata *_metadata, uint64_t id, unsigned int n,
 		  int (*fn)(uint64_t id, unsigned int me, unsigned int n, unsigned int arg),
@@ -289,6 +335,11 @@ static int tl_reuse_fn(uint64_t id, unsigned int me, unsigned int n, unsigned in
 static int tl_bye_fn(uint64_t id, unsigned int me, unsigned int n, unsigned int unused)
 {
 	return tl_bye_rank(id, me, n);
+}
+
+static int tl_port_fn(uint64_t id, unsigned int me, unsigned int n, unsigned int port)
+{
+	return tl_port_rank(id, me, n, port);
 }
 
 /* Lines of the kernel log where comm @id entered the error state (not aborted). */
@@ -347,6 +398,28 @@ TEST_F_TIMEOUT(tl, bye, 900)
 	TH_LOG("%u cycles of %u ranks in %.1f s", cycles, TL_NRANKS, kt_now() - t0);
 	EXPECT_EQ(0, failed);
 	EXPECT_EQ(0, errors);
+	EXPECT_EQ(0, kt_count_comms());
+}
+
+TEST_F_TIMEOUT(tl, port, 300)
+{
+	long old = kt_read_long("/sys/module/kcoll/parameters/tcp_port", -1);
+	const unsigned int port = 18779;
+	uint64_t id = kt_comm_id("tcp_local_port", 0);
+	char cmd[128];
+
+	ASSERT_LT(0, old);
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set tcp_port %u", port);
+	ASSERT_EQ(0, kt_sh(cmd));
+	EXPECT_EQ(port, kt_read_long("/sys/module/kcoll/parameters/tcp_port", -1));
+	EXPECT_EQ(0, tl_run(_metadata, id, 2, tl_port_fn, port));
+	/* The last comm on the port is gone: so is its listener (within 5 s). */
+	snprintf(cmd, sizeof(cmd), "for i in $(seq 50); do ss -Hltn 'sport = :%u' | "
+		 "grep -q LISTEN || exit 0; sleep 0.1; done; exit 1", port);
+	EXPECT_EQ(0, kt_sh(cmd));
+	snprintf(cmd, sizeof(cmd), "tools/kcollctl/kcollctl config set tcp_port %ld", old);
+	EXPECT_EQ(0, kt_sh(cmd));
+	EXPECT_EQ(0, tl_comm_errors(id));
 	EXPECT_EQ(0, kt_count_comms());
 }
 
