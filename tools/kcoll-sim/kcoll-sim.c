@@ -109,47 +109,30 @@ enum {
 	O_TREE, O_CHOOSE, O_NOLOC, O_DERIVE, O_CHECKTAB,
 };
 
+/* a long option that takes an argument, and one that does not */
+#define OPT_ARG(name, val)	{ name, required_argument, NULL, val }
+#define OPT_FLAG(name, val)	{ name, no_argument, NULL, val }
+
+/* grouped as --help lists them */
 static const struct option long_opts[] = {
-	{ "coll", required_argument, NULL, 'c' },
-	{ "size", required_argument, NULL, 's' },
-	{ "dtype", required_argument, NULL, 'd' },
-	{ "nranks", required_argument, NULL, 'n' },
-	{ "algo", required_argument, NULL, 'a' },
-	{ "chunk", required_argument, NULL, O_CHUNK },
-	{ "small-bytes", required_argument, NULL, O_SMALL },
-	{ "medium-bytes", required_argument, NULL, O_MEDIUM },
-	{ "tree-ranks", required_argument, NULL, O_TREE },
-	{ "choose", no_argument, NULL, O_CHOOSE },
-	{ "no-locality", no_argument, NULL, O_NOLOC },
-	{ "derive-thresholds", required_argument, NULL, O_DERIVE },
-	{ "check-table", no_argument, NULL, O_CHECKTAB },
-	{ "fabric", required_argument, NULL, 'F' },
-	{ "ranks-per-node", required_argument, NULL, 'N' },
-	{ "rails", required_argument, NULL, 'R' },
-	{ "leaves", required_argument, NULL, O_LEAVES },
-	{ "hosts-per-leaf", required_argument, NULL, O_HPL },
-	{ "spines", required_argument, NULL, O_SPINES },
-	{ "oversub", required_argument, NULL, O_OVERSUB },
-	{ "k", required_argument, NULL, 'k' },
-	{ "transport", required_argument, NULL, 'T' },
-	{ "bw", required_argument, NULL, O_BW },
-	{ "mem-bw", required_argument, NULL, O_MEMBW },
-	{ "red-bw", required_argument, NULL, O_REDBW },
-	{ "lat", required_argument, NULL, O_LAT },
-	{ "hop-lat", required_argument, NULL, O_HOPLAT },
-	{ "shm-lat", required_argument, NULL, O_SHMLAT },
-	{ "overhead", required_argument, NULL, O_OVH },
-	{ "eager", required_argument, NULL, O_EAGER },
-	{ "json", no_argument, NULL, 'j' },
-	{ "sweep", no_argument, NULL, 'S' },
-	{ "minbytes", required_argument, NULL, 'b' },
-	{ "maxbytes", required_argument, NULL, 'e' },
-	{ "stepfactor", required_argument, NULL, 'f' },
-	{ "csv", required_argument, NULL, O_CSV },
-	{ "trace-rank", required_argument, NULL, O_TRACE },
-	{ "sharing-limit", required_argument, NULL, O_SHARE },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
+	OPT_ARG("coll", 'c'), OPT_ARG("size", 's'), OPT_ARG("dtype", 'd'),
+	OPT_ARG("nranks", 'n'), OPT_ARG("algo", 'a'), OPT_ARG("chunk", O_CHUNK),
+	OPT_ARG("small-bytes", O_SMALL), OPT_ARG("medium-bytes", O_MEDIUM),
+	OPT_ARG("tree-ranks", O_TREE), OPT_FLAG("no-locality", O_NOLOC),
+
+	OPT_ARG("fabric", 'F'), OPT_ARG("ranks-per-node", 'N'), OPT_ARG("rails", 'R'),
+	OPT_ARG("leaves", O_LEAVES), OPT_ARG("hosts-per-leaf", O_HPL),
+	OPT_ARG("spines", O_SPINES), OPT_ARG("oversub", O_OVERSUB), OPT_ARG("k", 'k'),
+	OPT_ARG("transport", 'T'), OPT_ARG("bw", O_BW), OPT_ARG("mem-bw", O_MEMBW),
+	OPT_ARG("red-bw", O_REDBW), OPT_ARG("lat", O_LAT), OPT_ARG("hop-lat", O_HOPLAT),
+	OPT_ARG("shm-lat", O_SHMLAT), OPT_ARG("overhead", O_OVH), OPT_ARG("eager", O_EAGER),
+
+	OPT_FLAG("json", 'j'), OPT_FLAG("choose", O_CHOOSE), OPT_FLAG("sweep", 'S'),
+	OPT_ARG("minbytes", 'b'), OPT_ARG("maxbytes", 'e'), OPT_ARG("stepfactor", 'f'),
+	OPT_ARG("csv", O_CSV), OPT_ARG("trace-rank", O_TRACE),
+	OPT_ARG("sharing-limit", O_SHARE), OPT_FLAG("quiet", 'q'), OPT_FLAG("help", 'h'),
+
+	OPT_ARG("derive-thresholds", O_DERIVE), OPT_FLAG("check-table", O_CHECKTAB),
 	{ NULL, 0, NULL, 0 }
 };
 
