@@ -31,6 +31,7 @@ struct opts {
 	/* the module's selection thresholds (kcollctl config-set names); 0: the default */
 	uint64_t small_bytes, medium_bytes;
 	uint32_t tree_ranks;
+	uint32_t max_ranks;	/* --max-ranks: the grid of --derive-thresholds up to; 0: all */
 };
 
 static void usage(FILE *f)
@@ -99,6 +100,8 @@ static void usage(FILE *f)
 "      --check-table       with --derive-thresholds SET: instead, the module's choice (the\n"
 "                          table; the rules with --small-bytes) against the fastest, on the\n"
 "                          grid and between its points; exit 3 beyond 1.05 or 1.25 times\n"
+"      --max-ranks N       with --derive-thresholds: the grid's rank counts up to N only\n"
+"                          (up to 64: the table's rows that hold from 64 ranks down)\n"
 "\n"
 "Exit status: 0 done, 1 the model failed, 2 bad usage, 3 --check-table's bound exceeded.\n", prog);
 }
@@ -106,7 +109,7 @@ static void usage(FILE *f)
 enum {
 	O_CHUNK = 256, O_LEAVES, O_HPL, O_SPINES, O_OVERSUB, O_BW, O_MEMBW, O_REDBW, O_LAT,
 	O_HOPLAT, O_SHMLAT, O_OVH, O_EAGER, O_CSV, O_TRACE, O_SHARE, O_SMALL, O_MEDIUM,
-	O_TREE, O_CHOOSE, O_NOLOC, O_DERIVE, O_CHECKTAB,
+	O_TREE, O_CHOOSE, O_NOLOC, O_DERIVE, O_CHECKTAB, O_MAXRANKS,
 };
 
 /* a long option that takes an argument, and one that does not */
@@ -133,6 +136,7 @@ static const struct option long_opts[] = {
 	OPT_ARG("sharing-limit", O_SHARE), OPT_FLAG("quiet", 'q'), OPT_FLAG("help", 'h'),
 
 	OPT_ARG("derive-thresholds", O_DERIVE), OPT_FLAG("check-table", O_CHECKTAB),
+	OPT_ARG("max-ranks", O_MAXRANKS),
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -245,6 +249,10 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case O_CHECKTAB:
 			o->check_table = true;
+			break;
+		case O_MAXRANKS:
+			if (unum(a, 2, 1 << 20, &o->max_ranks))
+				return bad("--max-ranks: '%s' is not a whole number >= 2%s", a, "");
 			break;
 		case O_DERIVE:
 			if (derive_preset(c, a))
@@ -635,11 +643,12 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret == 1 ? 0 : 2;
 	if (o.derive && o.check_table) {
-		ret = derive_check(&o.cfg, o.small_bytes, stdout);
+		ret = derive_check(&o.cfg, o.small_bytes, o.max_ranks, stdout);
 		return ret < 0 ? 1 : ret ? 3 : 0;
 	}
 	if (o.derive)
-		return derive_thresholds(&o.cfg, o.derive, stdout, o.quiet ? NULL : stderr) ? 1 : 0;
+		return derive_thresholds(&o.cfg, o.derive, o.max_ranks, stdout,
+					 o.quiet ? NULL : stderr) ? 1 : 0;
 	if (!o.sweep) {
 		ret = run_row(&o, o.size, &w);
 		if (ret)
