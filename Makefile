@@ -13,6 +13,7 @@
 #   make sparse | checkpatch   static checks of kmod/
 #   make check-layers     the layer rule of kmod/ (Documentation/design.rst); make check runs it
 #   make sched-table      regenerate core/kcoll_sched_table.h, AUTO's table, from kcoll-sim
+#   make check-sched-table  the whole table against kcoll-sim, and its picks on the whole grid
 #   make fuzz             the fuzzer on 1 VM for FUZZ_SECONDS (300; FUZZ_NODES=2: on 2 VMs too)
 #   make bench            kcoll vs perftest, Open MPI and Gloo on 2 and 4 VMs: bench/out/report.md
 #                         (BENCH_NODES="2 4 8": also on 8 VMs, for kcoll-sim's validation)
@@ -117,6 +118,11 @@ sched-table: tools
 		>core/kcoll_sched_table.h.tmp
 	mv core/kcoll_sched_table.h.tmp core/kcoll_sched_table.h
 
+# What selftests/host/test_sched_table checks up to 64 ranks (make check), on every row and
+# rank count of the grid.
+check-sched-table: tools
+	sh selftests/host/test_sched_table.sh --full
+
 sparse: check-kdir
 	$(MAKE) -C $(KDIR) M=$(TOP) C=2 CF="-D__CHECK_ENDIAN__" modules
 
@@ -149,5 +155,5 @@ clean:
 	rm -rf build/check build/check-debug build/selftests build/fuzz
 
 .PHONY: all sched-table check-kdir module lib tools examples selftests deps check check-debug demo install sparse \
-	fuzz \
+	fuzz check-sched-table \
 	checkpatch check-layers clean kcoll-perf bench bench-smoke

@@ -8,14 +8,16 @@
  * payloads (kcoll_sched_select()'s bytes: the vector, or one rank's block) from 256 B to
  * 16 MiB (or 16 MiB / ranks for per-rank blocks) by 2, one switch, on
  *   - one rank a node: 2, 3, 4, 6, 8, 12, ..., 192, 256 ranks (powers of two and 3 * 2^k);
- *   - 8 ranks a node, the schedules told so (hierarchical algorithms allowed): 16 to 256.
+ *   - several ranks a node, the schedules told so (hierarchical algorithms allowed): 2 a
+ *     node for 4 to 12 ranks (two VMs of two ranks are the smallest such communicator), 8 a
+ *     node for 16 to 128.
  * At each rank count the fastest algorithm per size, within DERIVE_TOL (5 %) of the best, is
  * compressed into the fewest segments "algorithm up to B bytes" (then the least
  * sum of log(time / best)); a segment ends where the two algorithms' times cross between
  * the last grid size it was chosen for and the next, log-log interpolated (at the eager
  * limit if that lies between them).  A row holds
  * from the geometric mean of its rank count and the previous one of its class (powers of
- * two, or not; one a node, or 8) on; rows whose segments equal the previous row of their
+ * two, or not; one a node, or several) on; rows whose segments equal the previous row of their
  * class are merged into it.
  * The output is core/kcoll_sched_table.h (Documentation/scale.rst, "Where the module's
  * thresholds come from").
@@ -35,7 +37,8 @@
 #define DERIVE_MIN_SHIFT	8	/* 256 B */
 #define DERIVE_MAX_SHIFT	24	/* 16 MiB */
 #define DERIVE_NSIZES		(DERIVE_MAX_SHIFT - DERIVE_MIN_SHIFT + 1)
-#define DERIVE_LOCAL		8	/* ranks a node of the "local" rows */
+#define DERIVE_LOCAL		8	/* ranks a node of the "local" rows from 16 ranks */
+#define DERIVE_LOCAL_SMALL	2	/* and below */
 /* --check-table: the AUTO pick against the fastest, on the grid and between its points */
 #define DERIVE_CHECK_ON		(1 + DERIVE_TOL)
 #define DERIVE_CHECK_BETWEEN	1.25
@@ -62,7 +65,13 @@ static const struct dcoll dcolls[] = {
 
 static const uint32_t ranks_flat[] = { 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
 				       256 };
-static const uint32_t ranks_local[] = { 16, 24, 32, 48, 64, 96, 128 };
+static const uint32_t ranks_local[] = { 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128 };
+
+/* ranks a node at n ranks: 1 for the flat rows */
+static uint32_t ranks_a_node(bool local, uint32_t n)
+{
+	return !local ? 1 : n < 2 * DERIVE_LOCAL ? DERIVE_LOCAL_SMALL : DERIVE_LOCAL;
+}
 
 /* the threshold rules the table replaces, for the comparison (kcollctl config-set values) */
 #define RULES_SMALL	KCOLL_SCHED_RULES_SMALL_BYTES
@@ -290,7 +299,7 @@ static const char *upper(const char *prefix, const char *name, char *buf, size_t
 	return buf;
 }
 
-static void print_row(FILE *out, const struct dcoll *d, uint32_t local, const struct row *r)
+static void print_row(FILE *out, const struct dcoll *d, int local, const struct row *r)
 {
 	char cn[40], an[40];
 	uint32_t s;
@@ -394,11 +403,12 @@ static void header(FILE *out, const struct simnet_cfg *c, const char *preset)
 		(unsigned long long)c->chunk_bytes);
 }
 
-int derive_thresholds(const struct simnet_cfg *c, const char *preset, FILE *out, FILE *report)
+int derive_thresholds(const struct simnet_cfg *c, const char *preset, uint32_t max_ranks,
+		      FILE *out, FILE *report)
 {
 	struct point *pt = malloc(sizeof(*pt));
 	size_t ci, ni;
-	uint32_t local;
+	int loc;
 
 	if (!pt) {
 		fprintf(stderr, "kcoll-sim: out of memory\n");
@@ -411,13 +421,14 @@ int derive_thresholds(const struct simnet_cfg *c, const char *preset, FILE *out,
 	for (ci = 0; ci < ARRAY_SIZE(dcolls); ci++) {
 		const struct dcoll *d = &dcolls[ci];
 
-		for (local = 1; local <= DERIVE_LOCAL; local += DERIVE_LOCAL - 1) {
-			const uint32_t *rk = local > 1 ? ranks_local : ranks_flat;
-			size_t nr = local > 1 ? ARRAY_SIZE(ranks_local) : ARRAY_SIZE(ranks_flat);
+		for (loc = 0; loc < 2; loc++) {
+			const uint32_t *rk = loc ? ranks_local : ranks_flat;
+			size_t nr = loc ? ARRAY_SIZE(ranks_local) : ARRAY_SIZE(ranks_flat);
 			struct row last[2] = { { .nsegs = 0 }, { .nsegs = 0 } };
 			struct stats st = { 0 };
 
-			for (ni = 0; ni < nr; ni++) {
+			for (ni = 0; ni < nr && (!max_ranks || rk[ni] <= max_ranks); ni++) {
+				uint32_t local = ranks_a_node(loc, rk[ni]);
 				struct row r = { .from = rk[ni], .pow2 = is_pow2(rk[ni]) };
 				size_t pi = ni;
 
@@ -436,11 +447,11 @@ int derive_thresholds(const struct simnet_cfg *c, const char *preset, FILE *out,
 				if (same_segs(&r, &last[r.pow2]))
 					continue;
 				last[r.pow2] = r;
-				print_row(out, d, local > 1, &r);
+				print_row(out, d, loc, &r);
 			}
 			if (report && st.points)
 				fprintf(report, "%-15s %-5s %6u %6u %9.3f %9.3f  %.2f, %u, %llu\n",
-					perf_coll_name(d->coll), local > 1 ? "local" : "flat",
+					perf_coll_name(d->coll), loc ? "local" : "flat",
 					st.points, st.worse, exp(st.log_rules / st.points),
 					exp(st.log_table / st.points), st.worst, st.worst_ranks,
 					(unsigned long long)st.worst_bytes);
@@ -451,9 +462,9 @@ int derive_thresholds(const struct simnet_cfg *c, const char *preset, FILE *out,
 	return fflush(out) ? -1 : 0;
 }
 
-/* rank counts between the grid's (check only): flat, and 8 a node */
+/* rank counts between the grid's (check only): flat, and several a node (ranks_a_node()) */
 static const uint32_t ranks_flat_mid[] = { 5, 7, 10, 14, 20, 28, 40, 56, 80, 112, 160, 224 };
-static const uint32_t ranks_local_mid[] = { 40, 56, 80, 112 };
+static const uint32_t ranks_local_mid[] = { 10, 40, 56, 80, 112 };
 
 /* the worst pick/fastest so far of one kind of point, and where */
 struct worst {
@@ -492,12 +503,29 @@ static int check_point(const struct dcoll *d, uint32_t n, const struct point *pt
 	return 0;
 }
 
-int derive_check(const struct simnet_cfg *c, uint64_t small_bytes, FILE *out)
+/* one rank count of the check: run it, then its picks against the fastest into w */
+static int check_ranks(const struct simnet_cfg *c, const struct dcoll *d, uint32_t n, int loc,
+		       bool half, uint64_t small_bytes, struct point *pt, struct worst *w)
+{
+	uint32_t local = ranks_a_node(loc, n);
+	struct kcoll_sched_tuning tun;
+
+	kcoll_sched_tuning_default(&tun);
+	tun.chunk_bytes = c->chunk_bytes;
+	tun.small_bytes = small_bytes;
+	tun.local_size = local > 1 ? local : 0;
+	if (run_point(c, d, n, local, half, pt))
+		return -1;
+	return check_point(d, n, pt, &tun, w);
+}
+
+int derive_check(const struct simnet_cfg *c, uint64_t small_bytes, uint32_t max_ranks,
+		 FILE *out)
 {
 	struct point *pt = malloc(sizeof(*pt));
 	struct worst all_on = { 0 }, all_mid = { 0 };
 	size_t ci, ni;
-	uint32_t local;
+	int loc;
 	int ret = 0;
 
 	if (!pt) {
@@ -509,34 +537,28 @@ int derive_check(const struct simnet_cfg *c, uint64_t small_bytes, FILE *out)
 	for (ci = 0; ci < ARRAY_SIZE(dcolls); ci++) {
 		const struct dcoll *d = &dcolls[ci];
 
-		for (local = 1; local <= DERIVE_LOCAL; local += DERIVE_LOCAL - 1) {
-			const uint32_t *rk = local > 1 ? ranks_local : ranks_flat;
-			const uint32_t *rm = local > 1 ? ranks_local_mid : ranks_flat_mid;
-			size_t nr = local > 1 ? ARRAY_SIZE(ranks_local) : ARRAY_SIZE(ranks_flat);
-			size_t nm = local > 1 ? ARRAY_SIZE(ranks_local_mid) :
-				ARRAY_SIZE(ranks_flat_mid);
+		for (loc = 0; loc < 2; loc++) {
+			const uint32_t *rk = loc ? ranks_local : ranks_flat;
+			const uint32_t *rm = loc ? ranks_local_mid : ranks_flat_mid;
+			size_t nr = loc ? ARRAY_SIZE(ranks_local) : ARRAY_SIZE(ranks_flat);
+			size_t nm = loc ? ARRAY_SIZE(ranks_local_mid) : ARRAY_SIZE(ranks_flat_mid);
 			struct worst on = { 0 }, mid = { 0 };
-			struct kcoll_sched_tuning tun;
 			int half;
 
-			kcoll_sched_tuning_default(&tun);
-			tun.chunk_bytes = c->chunk_bytes;
-			tun.small_bytes = small_bytes;
-			tun.local_size = local > 1 ? local : 0;
 			/* the grid's points, then the sizes between them */
-			for (ni = 0; ni < nr; ni++)
+			for (ni = 0; ni < nr && (!max_ranks || rk[ni] <= max_ranks); ni++)
 				for (half = 0; half < 2; half++)
-					if (run_point(c, d, rk[ni], local, half, pt) ||
-					    check_point(d, rk[ni], pt, &tun, half ? &mid : &on))
+					if (check_ranks(c, d, rk[ni], loc, half, small_bytes, pt,
+							half ? &mid : &on))
 						goto fail;
 			/* the rank counts between, every size */
-			for (ni = 0; ni < nm; ni++)
+			for (ni = 0; ni < nm && (!max_ranks || rm[ni] <= max_ranks); ni++)
 				for (half = 0; half < 2; half++)
-					if (run_point(c, d, rm[ni], local, half, pt) ||
-					    check_point(d, rm[ni], pt, &tun, &mid))
+					if (check_ranks(c, d, rm[ni], loc, half, small_bytes, pt,
+							&mid))
 						goto fail;
 			fprintf(out, "%-15s %-5s  %6.3f (%3u, %9llu)  %10.3f (%3u, %9llu)\n",
-				perf_coll_name(d->coll), local > 1 ? "local" : "flat", on.ratio,
+				perf_coll_name(d->coll), loc ? "local" : "flat", on.ratio,
 				on.ranks, (unsigned long long)on.bytes, mid.ratio, mid.ranks,
 				(unsigned long long)mid.bytes);
 			if (on.ratio > all_on.ratio)

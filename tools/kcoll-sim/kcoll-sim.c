@@ -31,6 +31,7 @@ struct opts {
 	/* the module's selection thresholds (kcollctl config-set names); 0: the default */
 	uint64_t small_bytes, medium_bytes;
 	uint32_t tree_ranks;
+	uint32_t max_ranks;	/* --max-ranks: the grid of --derive-thresholds up to; 0: all */
 };
 
 static void usage(FILE *f)
@@ -99,6 +100,8 @@ static void usage(FILE *f)
 "      --check-table       with --derive-thresholds SET: instead, the module's choice (the\n"
 "                          table; the rules with --small-bytes) against the fastest, on the\n"
 "                          grid and between its points; exit 3 beyond 1.05 or 1.25 times\n"
+"      --max-ranks N       with --derive-thresholds: the grid's rank counts up to N only\n"
+"                          (up to 64: the table's rows that hold from 64 ranks down)\n"
 "\n"
 "Exit status: 0 done, 1 the model failed, 2 bad usage, 3 --check-table's bound exceeded.\n", prog);
 }
@@ -106,50 +109,34 @@ static void usage(FILE *f)
 enum {
 	O_CHUNK = 256, O_LEAVES, O_HPL, O_SPINES, O_OVERSUB, O_BW, O_MEMBW, O_REDBW, O_LAT,
 	O_HOPLAT, O_SHMLAT, O_OVH, O_EAGER, O_CSV, O_TRACE, O_SHARE, O_SMALL, O_MEDIUM,
-	O_TREE, O_CHOOSE, O_NOLOC, O_DERIVE, O_CHECKTAB,
+	O_TREE, O_CHOOSE, O_NOLOC, O_DERIVE, O_CHECKTAB, O_MAXRANKS,
 };
 
+/* a long option that takes an argument, and one that does not */
+#define OPT_ARG(name, val)	{ name, required_argument, NULL, val }
+#define OPT_FLAG(name, val)	{ name, no_argument, NULL, val }
+
+/* grouped as --help lists them */
 static const struct option long_opts[] = {
-	{ "coll", required_argument, NULL, 'c' },
-	{ "size", required_argument, NULL, 's' },
-	{ "dtype", required_argument, NULL, 'd' },
-	{ "nranks", required_argument, NULL, 'n' },
-	{ "algo", required_argument, NULL, 'a' },
-	{ "chunk", required_argument, NULL, O_CHUNK },
-	{ "small-bytes", required_argument, NULL, O_SMALL },
-	{ "medium-bytes", required_argument, NULL, O_MEDIUM },
-	{ "tree-ranks", required_argument, NULL, O_TREE },
-	{ "choose", no_argument, NULL, O_CHOOSE },
-	{ "no-locality", no_argument, NULL, O_NOLOC },
-	{ "derive-thresholds", required_argument, NULL, O_DERIVE },
-	{ "check-table", no_argument, NULL, O_CHECKTAB },
-	{ "fabric", required_argument, NULL, 'F' },
-	{ "ranks-per-node", required_argument, NULL, 'N' },
-	{ "rails", required_argument, NULL, 'R' },
-	{ "leaves", required_argument, NULL, O_LEAVES },
-	{ "hosts-per-leaf", required_argument, NULL, O_HPL },
-	{ "spines", required_argument, NULL, O_SPINES },
-	{ "oversub", required_argument, NULL, O_OVERSUB },
-	{ "k", required_argument, NULL, 'k' },
-	{ "transport", required_argument, NULL, 'T' },
-	{ "bw", required_argument, NULL, O_BW },
-	{ "mem-bw", required_argument, NULL, O_MEMBW },
-	{ "red-bw", required_argument, NULL, O_REDBW },
-	{ "lat", required_argument, NULL, O_LAT },
-	{ "hop-lat", required_argument, NULL, O_HOPLAT },
-	{ "shm-lat", required_argument, NULL, O_SHMLAT },
-	{ "overhead", required_argument, NULL, O_OVH },
-	{ "eager", required_argument, NULL, O_EAGER },
-	{ "json", no_argument, NULL, 'j' },
-	{ "sweep", no_argument, NULL, 'S' },
-	{ "minbytes", required_argument, NULL, 'b' },
-	{ "maxbytes", required_argument, NULL, 'e' },
-	{ "stepfactor", required_argument, NULL, 'f' },
-	{ "csv", required_argument, NULL, O_CSV },
-	{ "trace-rank", required_argument, NULL, O_TRACE },
-	{ "sharing-limit", required_argument, NULL, O_SHARE },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
+	OPT_ARG("coll", 'c'), OPT_ARG("size", 's'), OPT_ARG("dtype", 'd'),
+	OPT_ARG("nranks", 'n'), OPT_ARG("algo", 'a'), OPT_ARG("chunk", O_CHUNK),
+	OPT_ARG("small-bytes", O_SMALL), OPT_ARG("medium-bytes", O_MEDIUM),
+	OPT_ARG("tree-ranks", O_TREE), OPT_FLAG("no-locality", O_NOLOC),
+
+	OPT_ARG("fabric", 'F'), OPT_ARG("ranks-per-node", 'N'), OPT_ARG("rails", 'R'),
+	OPT_ARG("leaves", O_LEAVES), OPT_ARG("hosts-per-leaf", O_HPL),
+	OPT_ARG("spines", O_SPINES), OPT_ARG("oversub", O_OVERSUB), OPT_ARG("k", 'k'),
+	OPT_ARG("transport", 'T'), OPT_ARG("bw", O_BW), OPT_ARG("mem-bw", O_MEMBW),
+	OPT_ARG("red-bw", O_REDBW), OPT_ARG("lat", O_LAT), OPT_ARG("hop-lat", O_HOPLAT),
+	OPT_ARG("shm-lat", O_SHMLAT), OPT_ARG("overhead", O_OVH), OPT_ARG("eager", O_EAGER),
+
+	OPT_FLAG("json", 'j'), OPT_FLAG("choose", O_CHOOSE), OPT_FLAG("sweep", 'S'),
+	OPT_ARG("minbytes", 'b'), OPT_ARG("maxbytes", 'e'), OPT_ARG("stepfactor", 'f'),
+	OPT_ARG("csv", O_CSV), OPT_ARG("trace-rank", O_TRACE),
+	OPT_ARG("sharing-limit", O_SHARE), OPT_FLAG("quiet", 'q'), OPT_FLAG("help", 'h'),
+
+	OPT_ARG("derive-thresholds", O_DERIVE), OPT_FLAG("check-table", O_CHECKTAB),
+	OPT_ARG("max-ranks", O_MAXRANKS),
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -262,6 +249,10 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case O_CHECKTAB:
 			o->check_table = true;
+			break;
+		case O_MAXRANKS:
+			if (unum(a, 2, 1 << 20, &o->max_ranks))
+				return bad("--max-ranks: '%s' is not a whole number >= 2%s", a, "");
 			break;
 		case O_DERIVE:
 			if (derive_preset(c, a))
@@ -652,11 +643,12 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret == 1 ? 0 : 2;
 	if (o.derive && o.check_table) {
-		ret = derive_check(&o.cfg, o.small_bytes, stdout);
+		ret = derive_check(&o.cfg, o.small_bytes, o.max_ranks, stdout);
 		return ret < 0 ? 1 : ret ? 3 : 0;
 	}
 	if (o.derive)
-		return derive_thresholds(&o.cfg, o.derive, stdout, o.quiet ? NULL : stderr) ? 1 : 0;
+		return derive_thresholds(&o.cfg, o.derive, o.max_ranks, stdout,
+					 o.quiet ? NULL : stderr) ? 1 : 0;
 	if (!o.sweep) {
 		ret = run_row(&o, o.size, &w);
 		if (ret)
