@@ -66,24 +66,24 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# segment BRIDGE TAP: a bridge at MTU 9000 in the namespace with tap TAP<I> of every VM on it.
+segment() {
+	ip -n "$ns" link add "$1" type bridge
+	ip -n "$ns" link set "$1" mtu 9000 up
+	for ((i = 0; i < nodes; i++)); do
+		ip -n "$ns" tuntap add dev "$2$i" mode tap
+		ip -n "$ns" link set "$2$i" mtu 9000 master "$1" up
+	done
+}
+
 ip netns add "$ns"
-ip -n "$ns" link add br0 type bridge
-ip -n "$ns" link set br0 mtu 9000 up
-for ((i = 0; i < nodes; i++)); do
-	ip -n "$ns" tuntap add dev "tap$i" mode tap
-	ip -n "$ns" link set "tap$i" mtu 9000 master br0 up
-done
+segment br0 tap
 # Two rails: br1 with a second tap per VM.  A rank of rail 0 must still reach a rank of rail 1
 # on another node (every pair of a communicator connects), as a real rail fabric routes
 # between rails: the namespace routes between the two segments (.254 on each, the guests'
 # gateway; rig/guest/lib.sh).  Forwarding is the namespace's own setting.
 if [ "$nics" -eq 2 ]; then
-	ip -n "$ns" link add br1 type bridge
-	ip -n "$ns" link set br1 mtu 9000 up
-	for ((i = 0; i < nodes; i++)); do
-		ip -n "$ns" tuntap add dev "tapb$i" mode tap
-		ip -n "$ns" link set "tapb$i" mtu 9000 master br1 up
-	done
+	segment br1 tapb
 	ip -n "$ns" addr add 169.254.77.254/24 dev br0
 	ip -n "$ns" addr add 169.254.78.254/24 dev br1
 	ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1

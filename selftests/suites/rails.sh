@@ -6,6 +6,7 @@
 # right all-reduce), and the seed example must print 10; with KCOLL_IFNAME=eth0 both local
 # ranks use rxe0.  TAP per case in $RIG_DIR/tap/.
 . rig/guest/lib.sh
+. selftests/lib/seed.sh
 rig_suite_up
 k=build/selftests/kernel
 root=$(rig_ip 0)
@@ -30,22 +31,12 @@ rail_case one_ifname eth0 rxe0 rxe0
 rig_barrier one-ifname-done 300
 
 # The seed example over both rails: every rank prints n(n+1)/2 = 10.
-seed_rail() {	# seed_rail LOCAL_RANK
-	r=$((2 * RIG_NODE + $1))
-	out=$(KCOLL_RANK=$r KCOLL_NRANKS=4 KCOLL_LOCAL_RANK=$1 KCOLL_BOOTSTRAP_ADDR=$root \
-		KCOLL_IFNAME=eth0,eth1 timeout 120 examples/allreduce_seed 2>&1)
-	rc=$?
-	echo "TAP version 13"
-	echo "1..1"
-	if [ $rc -eq 0 ] && [ "$out" = "rank $r: 10" ]; then
-		echo "ok 1 allreduce_seed, 2 VMs x 2 ranks over 2 rails, prints 10"
-	else
-		echo "# $out (exit $rc)"
-		echo "not ok 1 allreduce_seed, 2 VMs x 2 ranks over 2 rails, prints 10"
-	fi
-}
-seed_rail 0 >"$tap/allreduce_seed_rails_local0.tap" &
-seed_rail 1 >"$tap/allreduce_seed_rails_local1.tap"
+for l in 0 1; do
+	(
+		export KCOLL_IFNAME=eth0,eth1 KCOLL_LOCAL_RANK=$l
+		seed_tap $((2 * RIG_NODE + l)) 4 "$root" >"$tap/allreduce_seed_rails_local$l.tap"
+	) &
+done
 wait
 rig_barrier seed-done 300
 ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
