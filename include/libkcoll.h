@@ -178,7 +178,8 @@ struct kcoll_comm_opts {
 	/*
 	 * IP literal this rank advertises (its RDMA interface).  NULL: $KCOLL_ADDR, else the
 	 * first IPv4 address of @ifname / $KCOLL_IFNAME, else the local address of its TCP
-	 * connection to the bootstrap root.
+	 * connection to the bootstrap root.  @ifname may list several interfaces, "eth0,eth1",
+	 * one a rail: the rank takes rail (local rank mod rails) (libkcoll(7), Rails).
 	 */
 	const char *addr;
 	const char *ifname;

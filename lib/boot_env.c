@@ -62,7 +62,7 @@ static const struct kcoll_env_source {
 	const char *size;
 	const char *local_rank;
 } kcoll_env_sources[] = {
-	{ "KCOLL", "KCOLL_RANK", "KCOLL_NRANKS", NULL },
+	{ "KCOLL", "KCOLL_RANK", "KCOLL_NRANKS", "KCOLL_LOCAL_RANK" },
 	{ "torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK" },
 	{ "Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
 	  "OMPI_COMM_WORLD_LOCAL_RANK" },
@@ -189,12 +189,14 @@ int kcoll_boot_timeout(unsigned int given, unsigned int *out)
 
 /*
  * The address this rank advertises.  *set false: the local end of the connection to the
- * root, once there is one (the port is already in @self).
+ * root, once there is one (the port is already in @self).  @nranks and @local_rank (-1:
+ * unknown; KCOLL_LOCAL_RANK_LOOKUP) choose the rail when the interface is a list.
  */
-int kcoll_boot_self(const struct kcoll_comm_opts *opts, struct kcoll_sockaddr *self,
-		    bool *set)
+int kcoll_boot_self(const struct kcoll_comm_opts *opts, int nranks, int local_rank,
+		    struct kcoll_sockaddr *self, bool *set)
 {
 	const char *addr, *ifname, *what;
+	char rail[IF_NAMESIZE];
 	struct ifaddrs *ifa, *i, *v6 = NULL;
 	unsigned long port;
 	bool port_set;
@@ -225,12 +227,21 @@ int kcoll_boot_self(const struct kcoll_comm_opts *opts, struct kcoll_sockaddr *s
 		return 0;
 	}
 
+	what = "ifname option";
 	ifname = OPTS_GET(opts, ifname, NULL);
-	if (!ifname)
-		ifname = kcoll_getenv("KCOLL_IFNAME");
+	if (!ifname) {
+		what = "KCOLL_IFNAME";
+		ifname = kcoll_getenv(what);
+	}
 	if (!ifname) {
 		self->port = port;
 		return 0;
+	}
+	if (strchr(ifname, ',')) {
+		err = kcoll_rail_pick(ifname, what, local_rank, nranks, rail);
+		if (err)
+			return err;
+		ifname = rail;
 	}
 	if (getifaddrs(&ifa))
 		return kcoll_fail(-errno, "getifaddrs: %s", strerror(errno));

@@ -405,7 +405,7 @@ static int kcoll_boot_client_run(struct kcoll_boot_client *cl, uint64_t *comm_id
 
 /* Rank, size and self for a rendezvous: everything that can fail without the network. */
 static int kcoll_boot_client_init(struct kcoll_boot_client *cl, int nranks, int rank,
-				  const struct kcoll_comm_opts *opts)
+				  int local_rank, const struct kcoll_comm_opts *opts)
 {
 	int err;
 
@@ -422,7 +422,7 @@ static int kcoll_boot_client_init(struct kcoll_boot_client *cl, int nranks, int 
 		return kcoll_fail(-EINVAL, "kcoll_comm_opts: unknown flags");
 	err = kcoll_boot_timeout(OPTS_GET(opts, bootstrap_timeout_ms, 0), &cl->timeout_ms);
 	if (!err)
-		err = kcoll_boot_self(opts, &cl->self, &cl->self_set);
+		err = kcoll_boot_self(opts, nranks, local_rank, &cl->self, &cl->self_set);
 	/* Here, before the network: a bad topology file fails this rank alone, at once. */
 	if (!err)
 		err = kcoll_loc_self(&cl->self, &cl->loc);
@@ -453,7 +453,7 @@ int kcoll_bootstrap_rank_loc(const struct kcoll_unique_id *id, int nranks, int r
 	*table = NULL;
 	if (loc)
 		*loc = NULL;
-	err = kcoll_boot_client_init(&cl, nranks, rank, opts);
+	err = kcoll_boot_client_init(&cl, nranks, rank, KCOLL_LOCAL_RANK_LOOKUP, opts);
 	if (!err)
 		err = kcoll_uid_decode(id, &info);
 	if (err)
@@ -503,7 +503,8 @@ int kcoll_bootstrap_env_loc(const struct kcoll_comm_opts *opts, struct kcoll_env
 		*loc = NULL;
 	err = kcoll_env_parse(conf);
 	if (!err)
-		err = kcoll_boot_client_init(&cl, conf->nranks, conf->rank, opts);
+		err = kcoll_boot_client_init(&cl, conf->nranks, conf->rank, conf->local_rank,
+					     opts);
 	if (!err)
 		err = kcoll_resolve(conf->root_host, conf->root_port, cl.addrs, cl.lens,
 				    KCOLL_BOOT_MAX_ADDRS, &cl.naddrs);

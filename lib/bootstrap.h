@@ -8,6 +8,7 @@
  *   boot_server.c	the root: the rendezvous thread
  *   bootstrap.c	a rank: kcoll_get_unique_id(), joining the rendezvous
  *   boot_loc.c		locality: host identity, NIC, NUMA node, admin labels; its encoding
+ *   boot_rail.c	rails: which of several interfaces a rank advertises
  */
 #ifndef _KCOLL_BOOTSTRAP_H
 #define _KCOLL_BOOTSTRAP_H
@@ -128,9 +129,14 @@ KCOLL_HIDDEN void kcoll_wire_put_addr(unsigned char *p, const struct kcoll_socka
 
 /* boot_env.c */
 KCOLL_HIDDEN const char *kcoll_getenv(const char *name);
-KCOLL_HIDDEN int kcoll_boot_self(const struct kcoll_comm_opts *opts, struct kcoll_sockaddr *self,
-				 bool *set);
+KCOLL_HIDDEN int kcoll_boot_self(const struct kcoll_comm_opts *opts, int nranks, int local_rank,
+				 struct kcoll_sockaddr *self, bool *set);
 KCOLL_HIDDEN int kcoll_boot_timeout(unsigned int given, unsigned int *out);
+
+/* boot_rail.c; KCOLL_LOCAL_RANK_LOOKUP: the caller has no launcher, look the local rank up */
+#define KCOLL_LOCAL_RANK_LOOKUP	(-2)
+KCOLL_HIDDEN int kcoll_rail_pick(const char *list, const char *what, int local_rank, int nranks,
+				 char name[IF_NAMESIZE]);
 
 /* boot_io.c */
 KCOLL_HIDDEN int kcoll_poll1(int fd, short events, int64_t deadline);

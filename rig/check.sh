@@ -5,7 +5,7 @@
 # Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]... [--out DIR]
 #   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4,
 #			vanish2, fuzz1; fuzz2, devremove2, torch2, torch4, cluster2-tcp,
-#			cluster3-tcp, vanish2-tcp and slurm2 only by name; debug: node, smoke,
+#			cluster3-tcp, vanish2-tcp, slurm2 and rails2 only by name; debug: node, smoke,
 #			cluster2, cluster2-siw, failnth, fuzz1, cluster2-tcp by name)
 #   --out DIR	results there instead of build/check[-debug] (make fuzz: build/fuzz)
 # The fuzzer suites take FUZZ_SECONDS (default 180 s, debug 1200 s), FUZZ_SEED (default: the
@@ -59,11 +59,11 @@ tally_tap() {	# tally_tap FILE LABEL
 	fi
 }
 
-# run_suite NAME NODES TIMEOUT JOB [MEM_MB]: boot the cluster, then tally TAP and kernel logs
-# per node.  A suite whose name is in $by_name_only runs only when asked for with --suite.
-by_name_only=" fuzz2 devremove2 torch2 torch4 cluster2-tcp cluster3-tcp vanish2-tcp slurm2 "
+# run_suite NAME NODES TIMEOUT JOB [MEM_MB [NICS]]: boot the cluster, then tally TAP and kernel
+# logs per node.  A suite whose name is in $by_name_only runs only when asked for with --suite.
+by_name_only=" fuzz2 devremove2 torch2 torch4 cluster2-tcp cluster3-tcp vanish2-tcp slurm2 rails2 "
 run_suite() {
-	local name=$1 nodes=$2 timeout=$3 job=$4 mem=${5:-} d i t
+	local name=$1 nodes=$2 timeout=$3 job=$4 mem=${5:-} nics=${6:-1} d i t
 	if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then
 		return
 	fi
@@ -71,8 +71,8 @@ run_suite() {
 		return
 	fi
 	echo "== suite $name: $nodes VM(s), $flavour kernel"
-	rig/cluster.sh -f "$flavour" -n "$nodes" -t "$timeout" ${mem:+-m "$mem"} -o "$out/$name" \
-		-- "$job"
+	rig/cluster.sh -f "$flavour" -n "$nodes" -t "$timeout" ${mem:+-m "$mem"} --nics "$nics" \
+		-o "$out/$name" -- "$job"
 	for ((i = 0; i < nodes; i++)); do
 		d=$out/$name/node$i
 		for t in "$d"/tap/*.tap; do
@@ -165,6 +165,8 @@ if [ "$flavour" = stock ]; then
 	run_suite torch4 4 3000 "sh selftests/suites/torch.sh" 1536
 	# srun across 2 VMs running munged, slurmctld and slurmd (rig/deps.sh launchers).
 	run_suite slurm2 2 2400 "sh selftests/suites/slurm.sh" 1536
+	# Two NICs a VM (two rails), two ranks a VM: rail-aligned placement.
+	run_suite rails2 2 900 "sh selftests/suites/rails.sh" "" 2
 	fuzz_suites 180
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the

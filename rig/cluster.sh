@@ -4,20 +4,29 @@
 # private L2 segment: a bridge inside a network namespace this script creates and deletes.
 #
 # Usage: rig/cluster.sh [-f stock|debug] [-n NODES] [-c CPUS] [-t TIMEOUT] [-m MEM_MB]
-#                       -o RUNDIR -- JOB
+#                       [--nics 1|2] -o RUNDIR -- JOB
 #   -c CPUS   vCPUs per VM, 1 to 4 (default 1); more than one adds tsc=reliable to the
 #             guest kernel line, so the TSC stays its clocksource
+#   --nics 2  a second NIC per VM on a second bridge (two rails); the namespace routes
+#             between the two segments (Documentation/testing.rst, Rails)
 #
 # JOB is a shell command line run by every node from the repository top, with RIG_NODE,
-# RIG_NNODES, RIG_CPUS, RIG_MODROOT, RIG_TOP, RIG_KVER in its environment (source
+# RIG_NNODES, RIG_NICS, RIG_CPUS, RIG_MODROOT, RIG_TOP, RIG_KVER in its environment (source
 # rig/guest/lib.sh).
 # Per node, RUNDIR/nodeI/ gets console.log, job.log, job.rc and dmesg.txt.
 # Exit status: 0 when every node ran its job to the end (whatever the job's own result).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-flavour=stock nodes=1 cpus=1 timeout=300 mem=1024 rundir=""
-while getopts "f:n:c:t:m:o:h" opt; do
+flavour=stock nodes=1 cpus=1 timeout=300 mem=1024 rundir="" nics=1
+# --nics N is -N N for getopts.
+args=()
+for a in "$@"; do
+	[ "$a" = --nics ] && a=-N
+	args+=("$a")
+done
+set -- "${args[@]}"
+while getopts "f:n:c:t:m:o:N:h" opt; do
 	case $opt in
 	f) flavour=$OPTARG ;;
 	n) nodes=$OPTARG ;;
@@ -25,15 +34,17 @@ while getopts "f:n:c:t:m:o:h" opt; do
 	t) timeout=$OPTARG ;;
 	m) mem=$OPTARG ;;
 	o) rundir=$OPTARG ;;
-	*) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 2 ;;
+	N) nics=$OPTARG ;;
+	*) sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 [ "${1:-}" = "--" ] && shift
 job="$*"
-[ -n "$job" ] && [ -n "$rundir" ] || { sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 2; }
+[ -n "$job" ] && [ -n "$rundir" ] || { sed -n '2,18s/^# \{0,1\}//p' "$0"; exit 2; }
 [ "$nodes" -ge 1 ] && [ "$nodes" -le 8 ] || rig_die "-n takes 1 to 8 nodes"
 [[ $cpus =~ ^[1-4]$ ]] || rig_die "-c takes 1 to 4 vCPUs"
+[[ $nics =~ ^[12]$ ]] || rig_die "--nics takes 1 or 2"
 env=$RIG_BUILD/$flavour/env
 [ -f "$env" ] || rig_die "$env missing: run rig/prepare.sh $flavour first"
 . "$env"
@@ -55,13 +66,28 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# segment BRIDGE TAP: a bridge at MTU 9000 in the namespace with tap TAP<I> of every VM on it.
+segment() {
+	ip -n "$ns" link add "$1" type bridge
+	ip -n "$ns" link set "$1" mtu 9000 up
+	for ((i = 0; i < nodes; i++)); do
+		ip -n "$ns" tuntap add dev "$2$i" mode tap
+		ip -n "$ns" link set "$2$i" mtu 9000 master "$1" up
+	done
+}
+
 ip netns add "$ns"
-ip -n "$ns" link add br0 type bridge
-ip -n "$ns" link set br0 mtu 9000 up
-for ((i = 0; i < nodes; i++)); do
-	ip -n "$ns" tuntap add dev "tap$i" mode tap
-	ip -n "$ns" link set "tap$i" mtu 9000 master br0 up
-done
+segment br0 tap
+# Two rails: br1 with a second tap per VM.  A rank of rail 0 must still reach a rank of rail 1
+# on another node (every pair of a communicator connects), as a real rail fabric routes
+# between rails: the namespace routes between the two segments (.254 on each, the guests'
+# gateway; rig/guest/lib.sh).  Forwarding is the namespace's own setting.
+if [ "$nics" -eq 2 ]; then
+	segment br1 tapb
+	ip -n "$ns" addr add 169.254.77.254/24 dev br0
+	ip -n "$ns" addr add 169.254.78.254/24 dev br1
+	ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1
+fi
 
 # start_vm I: boot node I (again); its console log starts afresh.
 start_vm() {
@@ -69,13 +95,14 @@ start_vm() {
 	mkdir -p "$d"
 	cat >"$d/job.env" <<EOT
 RIG_NNODES=$nodes
+RIG_NICS=$nics
 RIG_MODROOT=$MODROOT
 RIG_KVER=$KVER
 RIG_TOP=$RIG_TOP
 RIG_FLAVOUR=$flavour
 RIG_CPUS=$cpus
 RIG_JOB=$(printf %q "$job")
-export RIG_NNODES RIG_MODROOT RIG_KVER RIG_TOP RIG_FLAVOUR RIG_CPUS
+export RIG_NNODES RIG_NICS RIG_MODROOT RIG_KVER RIG_TOP RIG_FLAVOUR RIG_CPUS
 EOT
 	# no_timer_check: a host loaded with other VMs can make the emulated guest miss the
 	# early IO-APIC timer test, which then panics ("IO-APIC + timer doesn't work!").
@@ -94,6 +121,10 @@ EOT
 		append+=" init=$RIG_TOP/rig/guest/init.sh"
 		initrd=()
 	fi
+	nic2=()
+	[ "$nics" -eq 2 ] && nic2=(
+		-netdev tap,id=n1,ifname="tapb$i",script=no,downscript=no
+		-device virtio-net-pci,netdev=n1,mac=52:54:00:77:01:$(printf %02x "$i"))
 	ip netns exec "$ns" qemu-system-x86_64 \
 		-machine q35,accel=tcg -cpu "${CPU:-max}" -smp "$cpus" -m "$mem" \
 		-nodefaults -no-user-config -no-reboot -display none -monitor none \
@@ -105,6 +136,7 @@ EOT
 		-device virtio-9p-pci,fsdev=rig,mount_tag=rig \
 		-netdev tap,id=n0,ifname="tap$i",script=no,downscript=no \
 		-device virtio-net-pci,netdev=n0,mac=52:54:00:77:00:$(printf %02x "$i") \
+		"${nic2[@]}" \
 		>"$d/qemu.log" 2>&1 &
 	pids[$i]=$!
 	booted[$i]=$SECONDS

@@ -35,7 +35,7 @@ def version():
 # (lib/boot_env.c, kcoll_env_sources; the host test compares the two tables): the innermost
 # launcher first, Slurm last (an sbatch script's SLURM_PROCID leaks into mpirun's processes).
 LAUNCHERS = (
-    ("KCOLL", "KCOLL_RANK", "KCOLL_NRANKS", None),
+    ("KCOLL", "KCOLL_RANK", "KCOLL_NRANKS", "KCOLL_LOCAL_RANK"),
     ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"),
     ("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
     ("MPICH (PMI)", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),

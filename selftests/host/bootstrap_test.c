@@ -113,7 +113,7 @@ int get_uid(struct kcoll_unique_id *id, const char *addr, unsigned int timeout_m
 void clear_env(void)
 {
 	static const char *const vars[] = {
-		"KCOLL_RANK", "KCOLL_NRANKS", "RANK", "WORLD_SIZE", "LOCAL_RANK",
+		"KCOLL_RANK", "KCOLL_NRANKS", "KCOLL_LOCAL_RANK", "RANK", "WORLD_SIZE", "LOCAL_RANK",
 		"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "OMPI_COMM_WORLD_RANK",
 		"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "PMI_RANK", "PMI_SIZE",
 		"MPI_LOCALRANKID", "KCOLL_BOOTSTRAP_ADDR",

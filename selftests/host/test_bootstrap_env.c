@@ -42,6 +42,7 @@ static void set_all_launchers(void)
 {
 	setenv("KCOLL_RANK", "2", 1);
 	setenv("KCOLL_NRANKS", "5", 1);
+	setenv("KCOLL_LOCAL_RANK", "4", 1);
 	setenv("RANK", "3", 1);
 	setenv("WORLD_SIZE", "6", 1);
 	setenv("LOCAL_RANK", "1", 1);
@@ -68,7 +69,7 @@ static const struct {
 	int rank, nranks, local_rank;
 	const char *root_host;	/* NULL: not checked */
 } env_order[] = {
-	{ { NULL, NULL }, "KCOLL", 2, 5, -1, NULL },
+	{ { NULL, NULL }, "KCOLL", 2, 5, 4, NULL },
 	{ { "KCOLL_RANK", "KCOLL_NRANKS" }, "torchrun", 3, 6, 1, NULL },
 	{ { "RANK", "WORLD_SIZE" }, "Open MPI", 5, 8, 2, "node0" },
 	{ { "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE" }, "MPICH (PMI)", 6, 9, 3, NULL },
