@@ -181,6 +181,8 @@ struct kcoll_ctrl {
  * @ncts_early, @neager_early, @nbuf_early: entries of those lists, each at most
  *			KCOLL_EARLY_MAX (KCOLL_BUF_EARLY_MAX) (comm->lock)
  * @cts_next:		the lowest sequence number the next CTS may carry (comm->lock)
+ * @rx_taken:		one past the highest send of the peer whose EAGER or DONE came: what
+ *			our BYE tells it we took (comm->lock)
  * @last_ok:		jiffies of the last sign of life of the peer: a message from it, or
  *			the completion (its acknowledgment) of one we sent (comm->lock)
  * @last_tx:		jiffies of the last work request we posted (comm->lock)
@@ -188,6 +190,7 @@ struct kcoll_ctrl {
  *			completion, or a post onto an empty queue (comm->lock); a peer that
  *			talks but takes none of our messages (it posts no receive) shows here
  * @peer_ready:		the peer's READY arrived (comm->lock)
+ * @bye_sent:		our BYE went out on it (comm->lock)
  * @ready_sent:		our READY went out (comm->lock); on an accepted connection it
  *			waits for the peer's (iWARP: the MPA initiator sends first)
  * @peer_left:		the peer's BYE arrived: it destroyed its end (comm->lock)
@@ -218,10 +221,12 @@ struct kcoll_conn {
 	unsigned int neager_early;
 	unsigned int nbuf_early;
 	u32 cts_next;
+	u32 rx_taken;
 	unsigned long last_ok;
 	unsigned long last_tx;
 	unsigned long sq_moved;
 	bool peer_ready;
+	bool bye_sent;
 	bool ready_sent;
 	bool peer_left;
 	int sgid_index;

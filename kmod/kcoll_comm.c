@@ -281,36 +281,75 @@ void kcoll_comm_shutdown_dev(struct kcoll_dev *dev)
 }
 
 /*
- * An orderly departure: BYE on every connection still up, and wait (briefly) for the
- * acknowledgments, so peers see the BYE before the disconnect and fail only what they had
- * pending with this rank.
+ * Post a BYE on every connection still up that has none yet, telling each peer how many
+ * of its sends we took.  Return: how many wait for a free control slot.
+ * Context: comm->lock held.
+ */
+static u32 kcoll_comm_post_byes(struct kcoll_comm *comm, u32 *sent)
+{
+	u32 i, missing = 0;
+
+	lockdep_assert_held(&comm->lock);
+	for (i = 0; i < comm->nranks; i++) {
+		struct kcoll_conn *conn = &comm->conns[i];
+		struct kcoll_wire_bye *m;
+		struct kcoll_ctrl *c;
+
+		if (i == comm->rank || conn->state != KCOLL_CONN_UP || conn->bye_sent)
+			continue;
+		c = conn->tp->ctrl_get(conn);
+		if (!c) {
+			missing++;
+			continue;
+		}
+		m = c->msg;
+		m->hdr.type = KCOLL_MSG_BYE;
+		m->taken = cpu_to_be32(conn->rx_taken);
+		conn->bye_sent = true;
+		if (!conn->tp->ctrl_post(conn, c, sizeof(*m)))
+			(*sent)++;
+	}
+	return missing;
+}
+
+/*
+ * An orderly departure: BYE on every connection still up, and wait (at most 2 s in all)
+ * for the acknowledgments, so peers see the BYE before the disconnect and fail only what
+ * they had pending with this rank.  A connection whose control slots are all in flight
+ * gets its BYE when one comes back: without it the peer would see a crash.
  */
 static void kcoll_comm_say_bye(struct kcoll_comm *comm)
 {
-	u32 i, sent = 0;
+	unsigned long deadline = jiffies + 2 * HZ;
+	u32 sent = 0;
+	long left;
 
 	spin_lock_bh(&comm->lock);
 	if (comm->state != KCOLL_COMM_READY) {
 		spin_unlock_bh(&comm->lock);
 		return;
 	}
-	for (i = 0; i < comm->nranks; i++) {
-		struct kcoll_conn *conn = &comm->conns[i];
-		struct kcoll_ctrl *c;
-
-		if (i == comm->rank || conn->state != KCOLL_CONN_UP)
-			continue;
-		c = conn->tp->ctrl_get(conn);
-		if (!c)
-			continue;
-		if (!conn->tp->ctrl_signal(conn, c, KCOLL_MSG_BYE))
-			sent++;
-	}
 	/* BYE is the last message: no write or DONE may follow it to a peer. */
 	comm->leaving = true;
+	while (kcoll_comm_post_byes(comm, &sent)) {
+		spin_unlock_bh(&comm->lock);
+		left = (long)(deadline - jiffies);
+		if (left <= 0)
+			return;
+		/* Send completions wake ctrl waiters; poll too, as kcoll_buf_wait_ctrl(). */
+		atomic_inc(&comm->ctrl_waiters);
+		wait_event_timeout(comm->wq, READ_ONCE(comm->state) != KCOLL_COMM_READY,
+				   min_t(long, left, HZ / 10));
+		atomic_dec(&comm->ctrl_waiters);
+		spin_lock_bh(&comm->lock);
+		if (comm->state != KCOLL_COMM_READY)
+			break;
+	}
 	spin_unlock_bh(&comm->lock);
-	wait_event_timeout(comm->wq, READ_ONCE(comm->nbye_acked) >= sent ||
-			   READ_ONCE(comm->state) != KCOLL_COMM_READY, 2 * HZ);
+	left = (long)(deadline - jiffies);
+	if (left > 0)
+		wait_event_timeout(comm->wq, READ_ONCE(comm->nbye_acked) >= sent ||
+				   READ_ONCE(comm->state) != KCOLL_COMM_READY, left);
 }
 
 /* Destroy: say bye, abort, shut down, unlist, drop the table's reference. */

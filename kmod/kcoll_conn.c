@@ -101,12 +101,12 @@ static void kcoll_comm_send_ready(struct kcoll_comm *comm)
 }
 
 /*
- * The peer destroyed its end in order: what we had pending with it and it never took fails
- * with ECONNRESET (upcalls peer_left), the rest of the communicator goes on.  The memory
- * of those requests is released once the transport reports the link down, drained
- * (kcoll_conn_down()).
+ * The peer destroyed its end in order, having taken our sends numbered below @taken: what
+ * we had pending with it is settled (upcalls peer_left), the rest of the communicator goes
+ * on.  The memory of the requests that failed is released once the transport reports the
+ * link down, drained (kcoll_conn_down()).
  */
-static void kcoll_conn_peer_left(struct kcoll_conn *conn)
+static void kcoll_conn_peer_left(struct kcoll_conn *conn, u32 taken)
 {
 	struct kcoll_comm *comm = conn->comm;
 
@@ -114,7 +114,7 @@ static void kcoll_conn_peer_left(struct kcoll_conn *conn)
 	conn->peer_left = true;
 	if (conn->state == KCOLL_CONN_UP)
 		kcoll_conn_change_state(conn, KCOLL_CONN_DOWN);
-	kcoll_transport_up->peer_left(conn);
+	kcoll_transport_up->peer_left(conn, taken);
 	spin_unlock_bh(&comm->lock);
 	kcoll_nl_event_peer_lost(comm, conn->peer, -ECONNRESET);
 }
@@ -159,10 +159,11 @@ static void kcoll_conn_up(struct kcoll_conn *conn)
 
 /*
  * upcalls down: the link of an up @conn broke and the transport drained it (every
- * completion that was coming has run).  After the peer's BYE that is its orderly exit;
- * otherwise the comm fails, unless we said our own BYE already: a peer that had our BYE
- * closes its end without one (kcoll_comm_say_bye() skips ranks that left), and failing
- * now would end our wait for the other peers' acknowledgements and drop our BYEs to them.
+ * completion that was coming has run).  After the peer's BYE that is its orderly exit:
+ * what waited for an acknowledgment is settled (upcalls peer_gone).  Otherwise the comm
+ * fails, unless we said our own BYE already: a peer that had our BYE closes its end
+ * without one (kcoll_comm_say_bye() skips ranks that left), and failing now would end our
+ * wait for the other peers' acknowledgements and drop our BYEs to them.
  * Nothing more is posted after our BYE, and destroy aborts what is still pending.
  * Context: process, comm->lock not held.
  */
@@ -172,6 +173,9 @@ static void kcoll_conn_down(struct kcoll_conn *conn)
 
 	/* A BYE may have been among the completions just processed. */
 	if (READ_ONCE(conn->peer_left)) {
+		spin_lock_bh(&comm->lock);
+		kcoll_transport_up->peer_gone(conn);
+		spin_unlock_bh(&comm->lock);
 		kcoll_conn_release_reqs(conn);
 		return;
 	}
@@ -185,7 +189,9 @@ static void kcoll_conn_down(struct kcoll_conn *conn)
 /* BYE: the peer leaves in order (kcoll_conn_peer_left()). */
 static void kcoll_conn_bye_rx(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len)
 {
-	kcoll_conn_peer_left(conn);
+	const struct kcoll_wire_bye *msg = (const void *)hdr;
+
+	kcoll_conn_peer_left(conn, be32_to_cpu(msg->taken));
 }
 
 /* READY: the peer has all its connections up; a repeated one is ignored. */

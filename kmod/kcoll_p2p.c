@@ -452,19 +452,79 @@ void kcoll_p2p_progress(struct kcoll_conn *conn)
 	spin_unlock_bh(&comm->lock);
 }
 
+/* The peer counted @req among the sends it took (its BYE's @taken), and we had its CTS. */
+static bool kcoll_p2p_taken(const struct kcoll_req *req, u32 taken)
+{
+	return req->done_sent && req->cts && (s32)(req->seq - taken) < 0;
+}
+
+/*
+ * The next request queued on @conn that can be settled now, with its outcome in *@status,
+ * or NULL.  Before the drain (!@gone), a rendezvous send the peer took waits for its
+ * DONE's acknowledgment and a receive whose EAGER came for its CTS's: a work request may
+ * still use their memory.  Context: comm->lock.
+ */
+static struct kcoll_req *kcoll_p2p_settle_next(struct kcoll_conn *conn, u32 taken, bool gone,
+					       int *status)
+{
+	struct kcoll_req *req;
+
+	list_for_each_entry(req, &conn->sendq, qlist) {
+		if (!gone && !kcoll_p2p_taken(req, taken)) {
+			*status = -ECONNRESET;
+			return req;
+		}
+		if (gone || req->eager || req->acked) {
+			*status = req->status;
+			return req;
+		}
+	}
+	list_for_each_entry(req, &conn->recvq, qlist) {
+		if (!req->eager) {
+			*status = -ECONNRESET;
+			return req;
+		}
+		if (gone) {
+			*status = req->status;
+			return req;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Settle what is queued on @conn after its peer's BYE.  Completing one can fail the comm
+ * (a collective step that went on), which empties every queue: look again each time.
+ * Context: comm->lock.
+ */
+static void kcoll_p2p_settle(struct kcoll_conn *conn, u32 taken, bool gone)
+{
+	struct kcoll_req *req;
+	int status;
+
+	while ((req = kcoll_p2p_settle_next(conn, taken, gone, &status)))
+		kcoll_req_complete(req, status, status ? 0 : req->sent);
+}
+
 /**
- * kcoll_p2p_peer_left - the peer said BYE: settle what it took, fail what it never will
+ * kcoll_p2p_peer_left - the peer said BYE: settle what is queued with it
  * @conn:	the connection the BYE came on
+ * @taken:	the peer's count of our sends whose EAGER or DONE it received
  *
- * Everything the peer sent before its BYE was processed before it.  A send the peer has
- * taken -- an EAGER whose CTS came, or a rendezvous send whose DONE went out -- completes
- * with its acknowledgment as usual: a peer that leaves right after its last receive (a
- * barrier's last rank out) must not fail the ranks still finishing theirs.  Every other
- * send and receive fails with ECONNRESET.
+ * Everything the peer sent before its BYE was processed before it.  A send the peer took
+ * (counted in @taken, its CTS here) completes with its own status, a receive whose EAGER
+ * came with its data; everything else fails with ECONNRESET.  So a peer that leaves right
+ * after its last receive (a barrier's last rank out) does not fail the ranks still
+ * finishing theirs.  The acknowledgments are not awaited: the peer disconnects once its
+ * BYE is acknowledged, and the drain that follows can flush a message the peer did
+ * receive.  Only where a work request may still use the memory (a rendezvous send's
+ * writes, a receive's registration) does the request wait for its acknowledgment or
+ * the drain (kcoll_p2p_peer_gone()).  A peer that overstates @taken gets only sends that
+ * have its CTS reported as taken: no more than a receiver that drops what it got can do.
  *
  * Context: comm->lock.
  */
-static void kcoll_p2p_peer_left(struct kcoll_conn *conn)
+static void kcoll_p2p_peer_left(struct kcoll_conn *conn, u32 taken)
 {
 	struct kcoll_comm *comm = conn->comm;
 	struct kcoll_req *req;
@@ -479,39 +539,31 @@ static void kcoll_p2p_peer_left(struct kcoll_conn *conn)
 	}
 	if (comm->state != KCOLL_COMM_READY)
 		return;		/* a CTS out of step failed the comm and all of this */
-	/*
-	 * The sends the peer took are a prefix of the queue.  Fail the rest from the tail:
-	 * completing one can fail the comm (a collective step that went on), which empties
-	 * every queue, so no saved pointer survives a completion.
-	 */
-	while (!list_empty(&conn->sendq)) {
-		req = list_last_entry(&conn->sendq, struct kcoll_req, qlist);
-		if (req->done_sent && req->cts)
-			break;
-		kcoll_req_complete(req, -ECONNRESET, 0);
-	}
-	/* Those taken and already acknowledged complete now; the others with their ack. */
-	while ((req = list_first_entry_or_null(&conn->sendq, struct kcoll_req, qlist)) &&
-	       req->acked)
-		kcoll_req_complete(req, req->status, req->status ? 0 : req->sent);
-	/*
-	 * A receive whose EAGER came waits for its CTS's acknowledgment (kcoll_p2p_acked());
-	 * the others will never be sent to.
-	 */
-	for (;;) {
-		struct kcoll_req *r;
+	kcoll_p2p_settle(conn, taken, false);
+}
 
-		req = NULL;
-		list_for_each_entry(r, &conn->recvq, qlist) {
-			if (!r->eager) {
-				req = r;
-				break;
-			}
-		}
-		if (!req)
-			break;
-		kcoll_req_complete(req, -ECONNRESET, 0);
-	}
+/*
+ * upcalls peer_gone: the link of a peer that left was drained, no work request uses the
+ * memory of a request any more: what waited for an acknowledgment completes (it was
+ * taken), with its status.  Context: comm->lock.
+ */
+static void kcoll_p2p_peer_gone(struct kcoll_conn *conn)
+{
+	lockdep_assert_held(&conn->comm->lock);
+	kcoll_p2p_settle(conn, 0, true);
+}
+
+/*
+ * upcalls fail: the transport lost @conn.  After the peer's BYE that is the link of an
+ * orderly departure going away (a flushed NOP, or the acknowledgment of a message the
+ * peer took, is no loss; kcoll_p2p_peer_gone() follows), else the comm fails.
+ * Context: comm->lock.
+ */
+static void kcoll_p2p_link_fail(struct kcoll_conn *conn, int err)
+{
+	lockdep_assert_held(&conn->comm->lock);
+	if (!conn->peer_left)
+		kcoll_p2p_fail(conn, err);
 }
 
 /*
@@ -560,6 +612,14 @@ keep:
 	return NULL;
 }
 
+/* The data of the peer's send @seq came: our BYE will count it (struct kcoll_wire_bye). */
+static void kcoll_p2p_took(struct kcoll_conn *conn, u32 seq)
+{
+	lockdep_assert_held(&conn->comm->lock);
+	if ((s32)(seq + 1 - conn->rx_taken) > 0)
+		conn->rx_taken = seq + 1;
+}
+
 /*
  * An EAGER arrived: to its receive if that is announced, else kept until it is (the sender
  * did not wait for our CTS).
@@ -583,6 +643,7 @@ static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_
 		spin_lock_bh(&comm->lock);
 		req = kcoll_recv_find(conn, seq);
 		if (req) {
+			kcoll_p2p_took(conn, seq);
 			kcoll_p2p_eager_deliver(conn, req, msg);
 			spin_unlock_bh(&comm->lock);
 			kfree(e);
@@ -610,6 +671,7 @@ static void kcoll_p2p_eager_rx(struct kcoll_conn *conn, const struct kcoll_wire_
 	}
 	list_add_tail(&e->list, &conn->eager_early);
 	conn->neager_early++;
+	kcoll_p2p_took(conn, seq);
 	spin_unlock_bh(&comm->lock);
 }
 
@@ -676,14 +738,17 @@ static void kcoll_p2p_done_rx(struct kcoll_conn *conn, const struct kcoll_wire_h
 
 	spin_lock_bh(&comm->lock);
 	req = kcoll_recv_find(conn, be32_to_cpu(msg->seq));
-	if (!req)
+	if (!req) {
 		kcoll_proto_error_locked(conn, "DONE without its receive");
-	else if (status == KCOLL_WIRE_STATUS_MSGSIZE && !len)
+	} else if (status == KCOLL_WIRE_STATUS_MSGSIZE && !len) {
+		kcoll_p2p_took(conn, req->seq);
 		kcoll_req_complete(req, -EMSGSIZE, 0);
-	else if (!status && len > KCOLL_WIRE_EAGER_MAX && len <= req->mem.len)
+	} else if (!status && len > KCOLL_WIRE_EAGER_MAX && len <= req->mem.len) {
+		kcoll_p2p_took(conn, req->seq);
 		kcoll_req_complete(req, 0, len);
-	else
+	} else {
 		kcoll_proto_error_locked(conn, "malformed DONE");
+	}
 	spin_unlock_bh(&comm->lock);
 }
 
@@ -721,7 +786,8 @@ static const struct kcoll_conn_upcalls kcoll_p2p_upcalls = {
 	.put = kcoll_req_put,
 	.progress = kcoll_p2p_progress,
 	.peer_left = kcoll_p2p_peer_left,
-	.fail = kcoll_p2p_fail,
+	.peer_gone = kcoll_p2p_peer_gone,
+	.fail = kcoll_p2p_link_fail,
 };
 
 /* At load: point-to-point's message types, and what connections tell it. */

@@ -32,16 +32,21 @@ struct kcoll_wire_hdr;
  * @put:	drop the reference on @req that its control message held; no lock held
  * @progress:	the send queue moved or a message was processed: move queued work;
  *		comm->lock not held
- * @peer_left:	the peer said BYE: fail what it never took; comm->lock held
+ * @peer_left:	the peer said BYE and took our sends numbered below @taken: settle
+ *		every request queued on @conn; comm->lock held
+ * @peer_gone:	the link of a peer that left was drained: settle what is left; comm->lock
+ *		held
  * @fail:	the transport lost @conn's peer or its own resources: fail the comm with
- *		@err (a code of ours, never a peer's); comm->lock held
+ *		@err (a code of ours, never a peer's), unless the peer left in order, whose
+ *		link then just goes away; comm->lock held
  */
 struct kcoll_conn_upcalls {
 	void (*rx)(struct kcoll_conn *conn, const struct kcoll_wire_hdr *hdr, u32 len);
 	void (*acked)(struct kcoll_req *req);
 	void (*put)(struct kcoll_req *req);
 	void (*progress)(struct kcoll_conn *conn);
-	void (*peer_left)(struct kcoll_conn *conn);
+	void (*peer_left)(struct kcoll_conn *conn, u32 taken);
+	void (*peer_gone)(struct kcoll_conn *conn);
 	void (*fail)(struct kcoll_conn *conn, int err);
 };
 
@@ -144,7 +149,7 @@ struct kcoll_mem_ops {
  * @ctrl_post:	send the message filled into @c, @len bytes.  On success the slot comes
  *		back with its completion, which calls upcalls @acked and @put for c->req;
  *		on failure the slot is back already and nothing was sent
- * @ctrl_signal: send a message that is only its type (NOP, READY, BYE)
+ * @ctrl_signal: send a message that is only its type (NOP, READY)
  * @ctrl_free:	a slot is free now (a waiter may try @ctrl_get again)
  *
  * Data, under comm->lock:

@@ -31,10 +31,11 @@
  *   B: recv #n announced (its CTS goes out as always) and EAGER #n arrived -> copy, complete
  *   A: EAGER #n acknowledged and CTS #n arrived (capacity check) -> send #n complete
  *
- * Departure: a rank destroying a ready communicator sends BYE on every connection and
- * waits for the acknowledgments before it disconnects.  Its peers then fail only what
- * they had pending with it (ECONNRESET); a disconnect without BYE (a crash) fails the
- * whole communicator.
+ * Departure: a rank destroying a ready communicator sends BYE on every connection, with
+ * the count of that peer's sends it received, and waits for the acknowledgments before it
+ * disconnects.  Its peers complete the sends it counted and fail the rest of what they
+ * had pending with it (ECONNRESET); a disconnect without BYE (a crash) fails the whole
+ * communicator.
  *
  * Liveness: while operations are pending, a side that has posted nothing for a quarter of
  * op_timeout_ms sends a NOP; the RC transport's acknowledgment of any message proves the
@@ -53,7 +54,7 @@
 #endif
 
 #define KCOLL_WIRE_MAGIC	0x4b434f4cU	/* "KCOL" */
-#define KCOLL_PROTO_VERSION	3	/* 2: EAGER; 3: the secret's MACs */
+#define KCOLL_PROTO_VERSION	4	/* 2: EAGER; 3: the secret's MACs; 4: BYE counts */
 
 /**
  * struct kcoll_wire_hello - rdma_cm REQ private data
@@ -142,7 +143,7 @@ enum kcoll_wire_type {
 	KCOLL_MSG_BUF = 3,	/* struct kcoll_wire_buf: part of a collective buffer's segments */
 	KCOLL_MSG_NOP = 4,	/* struct kcoll_wire_signal: keepalive (its ack: the peer lives) */
 	KCOLL_MSG_READY = 5,	/* struct kcoll_wire_signal: the sender has every connection up */
-	KCOLL_MSG_BYE = 6,	/* struct kcoll_wire_signal: the sender destroys its end */
+	KCOLL_MSG_BYE = 6,	/* struct kcoll_wire_bye: the sender destroys its end */
 	KCOLL_MSG_EAGER = 7,	/* struct kcoll_wire_eager: a message's data, sent without a CTS */
 	KCOLL_MSG_TYPES		/* one past the highest type */
 };
@@ -262,8 +263,7 @@ struct kcoll_wire_buf {
 };
 
 /**
- * struct kcoll_wire_signal - KCOLL_MSG_NOP, KCOLL_MSG_READY, KCOLL_MSG_BYE: the type is
- * the whole message
+ * struct kcoll_wire_signal - KCOLL_MSG_NOP, KCOLL_MSG_READY: the type is the whole message
  * @hdr:	@hdr.nsegs 0
  * @reserved1:	0
  * @reserved2:	0
@@ -271,6 +271,25 @@ struct kcoll_wire_buf {
 struct kcoll_wire_signal {
 	struct kcoll_wire_hdr hdr;
 	__be32 reserved1[2];
+	__be64 reserved2[2];
+};
+
+/**
+ * struct kcoll_wire_bye - KCOLL_MSG_BYE: the sender destroys its end (version 4)
+ * @hdr:	@hdr.nsegs 0
+ * @taken:	how many of the receiver's sends the sender got the data of: the EAGER or
+ *		DONE of every send numbered below @taken arrived (they arrive in order)
+ * @reserved1:	0
+ * @reserved2:	0
+ *
+ * The count settles the receiver's sends whose own acknowledgment may never come: the
+ * departing side disconnects once its BYE is acknowledged, which can flush a send it did
+ * receive (wire.rst, "Departure").
+ */
+struct kcoll_wire_bye {
+	struct kcoll_wire_hdr hdr;
+	__be32 taken;
+	__be32 reserved1;
 	__be64 reserved2[2];
 };
 
@@ -286,6 +305,7 @@ KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_done) == KCOLL_WIRE_FIXED_SIZE);
 KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_eager) == KCOLL_WIRE_FIXED_SIZE);
 KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_buf) == KCOLL_WIRE_FIXED_SIZE);
 KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_signal) == KCOLL_WIRE_FIXED_SIZE);
+KCOLL_WIRE_ASSERT(sizeof(struct kcoll_wire_bye) == KCOLL_WIRE_FIXED_SIZE);
 KCOLL_WIRE_ASSERT(KCOLL_WIRE_MAX_SEGS == 254 && KCOLL_WIRE_EAGER_MAX == 4064);
 #undef KCOLL_WIRE_ASSERT
 

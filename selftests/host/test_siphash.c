@@ -59,7 +59,10 @@ TEST(wire_layout)
 	EXPECT_EQ(KCOLL_WIRE_MAC_LEN, offsetof(struct kcoll_wire_hello, mac));
 	EXPECT_EQ(KCOLL_WIRE_MAC_LEN - 4, offsetof(struct kcoll_wire_hello, reserved1));
 	EXPECT_EQ(KCOLL_WIRE_ACCEPT_SIZE, sizeof(struct kcoll_wire_accept));
-	EXPECT_EQ(3, KCOLL_PROTO_VERSION);
+	EXPECT_EQ(4, KCOLL_PROTO_VERSION);
+	/* Version 4's BYE count stands where version 3 sent reserved zeros. */
+	EXPECT_EQ(8, offsetof(struct kcoll_wire_bye, taken));
+	EXPECT_EQ(KCOLL_WIRE_FIXED_SIZE, sizeof(struct kcoll_wire_bye));
 }
 
 /* The tag replaces reserved1, big endian; the rest of the hello is covered as sent. */

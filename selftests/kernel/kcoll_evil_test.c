@@ -309,6 +309,11 @@ CASE(bye_then_eager, .attack = a_bye_then, .type = KCOLL_MSG_EAGER, .len = SMALL
      .r1_tag = 1, .status = -ECONNRESET)
 CASE(bye_twice, .attack = a_msg, .type = KCOLL_MSG_BYE, .repeat = 2, .status = -ECONNRESET)
 CASE(bye_truncated, .attack = a_msg, .type = KCOLL_MSG_BYE, .bytes = 12, EP)
+/* A BYE's count of our sends it took settles only sends that had their CTS. */
+CASE(bye_overstates_taken, .v = V_SEND_BIG, .attack = a_msg, .type = KCOLL_MSG_BYE,
+     .seq = 0xffffffff, .status = -ECONNRESET)
+CASE(bye_takes_without_cts, .v = V_SEND_SMALL, .attack = a_msg, .type = KCOLL_MSG_BYE,
+     .seq = 1, .status = -ECONNRESET)
 CASE(vanish_pending, .attack = a_vanish, .status = -ECONNRESET)
 /* Collectives: a broadcast from the hostile rank. */
 CASE(bcast_ok, .v = V_BCAST_SMALL, .attack = a_eager_ok)
