@@ -5,11 +5,12 @@
 # Usage: rig/check.sh [--debug] [--no-host] [--suite NAME]... [--out DIR]
 #   --suite NAME	run only the named VM suites (node, smoke, cluster2, cluster3, cluster4,
 #			vanish2, fuzz1; fuzz2, devremove2, torch2, torch4, cluster2-tcp,
-#			cluster3-tcp, vanish2-tcp, slurm2 and rails2 only by name; debug: node, smoke,
-#			cluster2, cluster2-siw, failnth, fuzz1, cluster2-tcp by name)
+#			cluster3-tcp, vanish2-tcp, slurm2, rails2 and repeat2 only by name; debug:
+#			node, smoke, cluster2, cluster2-siw, failnth, fuzz1; cluster2-tcp and
+#			repeat2 by name)
 #   --out DIR	results there instead of build/check[-debug] (make fuzz: build/fuzz)
 # The fuzzer suites take FUZZ_SECONDS (default 180 s, debug 1200 s), FUZZ_SEED (default: the
-# time), FUZZ_THREADS and FUZZ_AVOID from the environment.
+# time), FUZZ_THREADS and FUZZ_AVOID from the environment; repeat2 REPEAT_TEST and REPEAT_N.
 # Results: build/check[-debug]/<suite>/nodeI/{console.log,job.log,dmesg.txt,tap/*.tap}
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -61,7 +62,7 @@ tally_tap() {	# tally_tap FILE LABEL
 
 # run_suite NAME NODES TIMEOUT JOB [MEM_MB [NICS]]: boot the cluster, then tally TAP and kernel
 # logs per node.  A suite whose name is in $by_name_only runs only when asked for with --suite.
-by_name_only=" fuzz2 devremove2 torch2 torch4 cluster2-tcp cluster3-tcp vanish2-tcp slurm2 rails2 "
+by_name_only=" fuzz2 devremove2 torch2 torch4 cluster2-tcp cluster3-tcp vanish2-tcp slurm2 rails2 repeat2 "
 run_suite() {
 	local name=$1 nodes=$2 timeout=$3 job=$4 mem=${5:-} nics=${6:-1} d i t
 	if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then
@@ -120,6 +121,15 @@ fuzz_suites() {
 		"$env FUZZ_THREADS=${FUZZ_THREADS:-1} sh selftests/suites/fuzz.sh"
 }
 
+# One test REPEAT_N times on 2 VMs (repeat2, by name only): REPEAT_TEST=BINARY:FIXTURE.TEST,
+# default the departure race of kcoll_coll_test; $1 scales the time allowed a run.
+repeat_suite() {
+	local t=${REPEAT_TEST:-kcoll_coll_test:world.leave_right_after_barrier} n=${REPEAT_N:-20}
+
+	run_suite repeat2 2 $((300 + n * 180 * $1)) \
+		"REPEAT_TEST=$t REPEAT_N=$n sh selftests/suites/repeat.sh"
+}
+
 if [ "$flavour" = stock ] && [ $host -eq 1 ]; then
 	echo "== host unit tests"
 	# Each binary's own TAP is tallied, so every test case counts on its own.
@@ -167,6 +177,7 @@ if [ "$flavour" = stock ]; then
 	run_suite slurm2 2 2400 "sh selftests/suites/slurm.sh" 1536
 	# Two NICs a VM (two rails), two ranks a VM: rail-aligned placement.
 	run_suite rails2 2 900 "sh selftests/suites/rails.sh" "" 2
+	repeat_suite 2
 	fuzz_suites 180
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the
@@ -197,6 +208,7 @@ else
 	# Fault injection: fail-nth over every ioctl and netlink command, then kcoll's fail points
 	# class by class (one VM, two ranks).
 	run_suite failnth 1 5400 "sh selftests/suites/failnth.sh"
+	repeat_suite 4
 	fuzz_suites 1200
 fi
 

@@ -9,6 +9,7 @@
 #ifndef KT_HARNESS_H
 #define KT_HARNESS_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,6 +25,40 @@ static inline unsigned int kt_alarm(unsigned int secs)
 #define alarm(secs) kt_alarm(secs)
 #include "kselftest_harness.h"
 #undef alarm
+
+/*
+ * KT_ONLY=FIXTURE.TEST keeps that one test (the 6.1 harness has no -r): the repeat suite
+ * runs one test many times to catch a rare failure (Documentation/testing.rst).
+ */
+static inline void kt_harness_only(void)
+{
+	const char *only = getenv("KT_ONLY");
+	struct __test_metadata *t, *next, **link;
+	struct __fixture_metadata *f;
+	char name[256];
+
+	if (!only || !*only)
+		return;
+	for (f = __fixture_list; f; f = f->next) {
+		link = &f->tests;
+		for (t = f->tests; t; t = next) {
+			next = t->next;
+			snprintf(name, sizeof(name), "%s.%s", f->name, t->name);
+			if (!strcmp(name, only)) {
+				*link = t;
+				link = &t->next;
+			}
+		}
+		*link = NULL;
+	}
+}
+
+static inline int kt_harness_run(int argc, char **argv)
+{
+	kt_harness_only();
+	return test_harness_run(argc, argv);
+}
+#define test_harness_run(argc, argv) kt_harness_run(argc, argv)
 
 /* Keeps a test with a TAP main of its own (no TEST_HARNESS_MAIN) free of unused warnings. */
 static inline int kt_harness_main(int argc, char **argv)
