@@ -592,6 +592,18 @@ struct kcoll_rx_handler {
 	bool after_bye;
 };
 
+/*
+ * Send a message that is only its type (NOP, READY) in @c, from the transport's ctrl_get.
+ * Context: comm->lock held; on failure the slot is back already.
+ */
+static inline int kcoll_tp_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type)
+{
+	struct kcoll_wire_signal *m = c->msg;
+
+	m->hdr.type = type;
+	return conn->tp->ctrl_post(conn, c, sizeof(*m));
+}
+
 /* A transport lost @conn's peer or its resources: the upcall, for callers without comm->lock. */
 static inline void kcoll_transport_fail(struct kcoll_conn *conn, int err)
 {

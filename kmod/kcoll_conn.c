@@ -47,7 +47,7 @@ static void kcoll_conn_send_ready(struct kcoll_conn *conn)
 		kcoll_transport_up->fail(conn, -ENOMEM);
 		return;
 	}
-	if (conn->tp->ctrl_signal(conn, c, KCOLL_MSG_READY)) {
+	if (kcoll_tp_signal(conn, c, KCOLL_MSG_READY)) {
 		kcoll_transport_up->fail(conn, -EIO);
 		return;
 	}
@@ -80,7 +80,7 @@ void kcoll_comm_nudge(struct kcoll_comm *comm)
 		c = conn->tp->ctrl_get(conn);
 		if (!c)
 			continue;
-		if (conn->tp->ctrl_signal(conn, c, KCOLL_MSG_NOP))
+		if (kcoll_tp_signal(conn, c, KCOLL_MSG_NOP))
 			kcoll_transport_up->fail(conn, -EIO);
 	}
 	spin_unlock_bh(&comm->lock);

@@ -183,7 +183,7 @@ void kcoll_comm_watchdog(struct work_struct *work)
 		if (time_after(jiffies, conn->last_tx + timeout / 4)) {
 			c = conn->tp->ctrl_get(conn);
 			if (c) {
-				if (conn->tp->ctrl_signal(conn, c, KCOLL_MSG_NOP)) {
+				if (kcoll_tp_signal(conn, c, KCOLL_MSG_NOP)) {
 					kcoll_p2p_fail(conn, -EIO);
 					goto out_unlock;
 				}

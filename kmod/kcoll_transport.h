@@ -149,7 +149,6 @@ struct kcoll_mem_ops {
  * @ctrl_post:	send the message filled into @c, @len bytes.  On success the slot comes
  *		back with its completion, which calls upcalls @acked and @put for c->req;
  *		on failure the slot is back already and nothing was sent
- * @ctrl_signal: send a message that is only its type (NOP, READY)
  * @ctrl_free:	a slot is free now (a waiter may try @ctrl_get again)
  *
  * Data, under comm->lock:
@@ -175,7 +174,6 @@ struct kcoll_transport {
 	struct kcoll_ctrl *(*ctrl_get)(struct kcoll_conn *conn);
 	void (*ctrl_put)(struct kcoll_conn *conn, struct kcoll_ctrl *c);
 	int (*ctrl_post)(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len);
-	int (*ctrl_signal)(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type);
 	bool (*ctrl_free)(struct kcoll_conn *conn);
 
 	bool (*tx_room)(struct kcoll_conn *conn, unsigned int n);

@@ -491,14 +491,6 @@ static int kcoll_loop_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, s
 	return 0;
 }
 
-static int kcoll_loop_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type)
-{
-	struct kcoll_wire_signal *m = c->msg;
-
-	m->hdr.type = type;
-	return kcoll_loop_ctrl_post(conn, c, sizeof(*m));
-}
-
 static bool kcoll_loop_ctrl_free(struct kcoll_conn *conn)
 {
 	lockdep_assert_held(&conn->comm->lock);
@@ -552,7 +544,6 @@ const struct kcoll_transport kcoll_loop_transport = {
 	.ctrl_get	= kcoll_loop_ctrl_get,
 	.ctrl_put	= kcoll_loop_ctrl_put,
 	.ctrl_post	= kcoll_loop_ctrl_post,
-	.ctrl_signal	= kcoll_loop_ctrl_signal,
 	.ctrl_free	= kcoll_loop_ctrl_free,
 	.tx_room	= kcoll_loop_tx_room,
 	.tx_stalled	= kcoll_loop_tx_stalled,

@@ -17,7 +17,6 @@ const struct kcoll_transport kcoll_rdma_transport = {
 	.ctrl_get	= kcoll_ctrl_get,
 	.ctrl_put	= kcoll_ctrl_put,
 	.ctrl_post	= kcoll_ctrl_post,
-	.ctrl_signal	= kcoll_ctrl_signal,
 	.ctrl_free	= kcoll_ctrl_free,
 	.tx_room	= kcoll_conn_tx_room,
 	.tx_stalled	= kcoll_conn_tx_stalled,

@@ -73,7 +73,6 @@ void kcoll_conn_destroy_qp(struct kcoll_conn *conn, struct rdma_cm_id *id);
 struct kcoll_ctrl *kcoll_ctrl_get(struct kcoll_conn *conn);
 void kcoll_ctrl_put(struct kcoll_conn *conn, struct kcoll_ctrl *c);
 int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len);
-int kcoll_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type);
 bool kcoll_ctrl_free(struct kcoll_conn *conn);
 bool kcoll_conn_tx_room(struct kcoll_conn *conn, unsigned int n);
 bool kcoll_conn_tx_stalled(struct kcoll_conn *conn, unsigned long timeout);

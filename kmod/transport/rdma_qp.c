@@ -302,22 +302,6 @@ int kcoll_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len)
 	return 0;
 }
 
-/**
- * kcoll_ctrl_signal - SEND a message whose type is all it says (NOP, READY, BYE)
- * @conn:	the connection
- * @c:		buffer from kcoll_ctrl_get()
- * @type:	KCOLL_MSG_NOP, KCOLL_MSG_READY or KCOLL_MSG_BYE
- *
- * Context: comm->lock held; on failure the buffer is back in the free list.
- */
-int kcoll_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type)
-{
-	struct kcoll_wire_signal *m = c->msg;
-
-	m->hdr.type = type;
-	return kcoll_ctrl_post(conn, c, sizeof(*m));
-}
-
 /* ctrl_put: a slot from kcoll_ctrl_get() goes back unused.  Context: comm->lock held. */
 void kcoll_ctrl_put(struct kcoll_conn *conn, struct kcoll_ctrl *c)
 {

@@ -570,14 +570,6 @@ int kcoll_tcp_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t le
 	return 0;
 }
 
-int kcoll_tcp_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type)
-{
-	struct kcoll_wire_signal *m = c->msg;
-
-	m->hdr.type = type;
-	return kcoll_tcp_ctrl_post(conn, c, sizeof(*m));
-}
-
 bool kcoll_tcp_ctrl_free(struct kcoll_conn *conn)
 {
 	lockdep_assert_held(&conn->comm->lock);

@@ -101,7 +101,6 @@ bool kcoll_tcp_drop(struct kcoll_tcp_conn *tc);
 struct kcoll_ctrl *kcoll_tcp_ctrl_get(struct kcoll_conn *conn);
 void kcoll_tcp_ctrl_put(struct kcoll_conn *conn, struct kcoll_ctrl *c);
 int kcoll_tcp_ctrl_post(struct kcoll_conn *conn, struct kcoll_ctrl *c, size_t len);
-int kcoll_tcp_ctrl_signal(struct kcoll_conn *conn, struct kcoll_ctrl *c, u8 type);
 bool kcoll_tcp_ctrl_free(struct kcoll_conn *conn);
 bool kcoll_tcp_tx_room(struct kcoll_conn *conn, unsigned int n);
 bool kcoll_tcp_tx_stalled(struct kcoll_conn *conn, unsigned long timeout);

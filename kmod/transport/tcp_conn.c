@@ -455,7 +455,6 @@ const struct kcoll_transport kcoll_tcp_transport = {
 	.ctrl_get	= kcoll_tcp_ctrl_get,
 	.ctrl_put	= kcoll_tcp_ctrl_put,
 	.ctrl_post	= kcoll_tcp_ctrl_post,
-	.ctrl_signal	= kcoll_tcp_ctrl_signal,
 	.ctrl_free	= kcoll_tcp_ctrl_free,
 	.tx_room	= kcoll_tcp_tx_room,
 	.tx_stalled	= kcoll_tcp_tx_stalled,
