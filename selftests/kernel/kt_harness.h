@@ -35,6 +35,7 @@ static inline void kt_harness_only(void)
 	const char *only = getenv("KT_ONLY");
 	struct __test_metadata *t, *next, **link;
 	struct __fixture_metadata *f;
+	unsigned int kept = 0;
 	char name[256];
 
 	if (!only || !*only)
@@ -47,9 +48,15 @@ static inline void kt_harness_only(void)
 			if (!strcmp(name, only)) {
 				*link = t;
 				link = &t->next;
+				kept++;
 			}
 		}
 		*link = NULL;
+	}
+	/* Before the plan: a run of nothing is a failure, not a pass. */
+	if (!kept) {
+		fprintf(stderr, "KT_ONLY=%s: no such test\n", only);
+		exit(1);
 	}
 }
 

@@ -6,14 +6,15 @@
 . rig/guest/lib.sh
 rig_suite_up
 k=build/selftests/kernel
-bin=${REPEAT_TEST%%:*}
-name=${REPEAT_TEST#*:}
-n=${REPEAT_N:-20}
-i=0
-while [ "$i" -lt "$n" ]; do
-	echo "node$RIG_NODE: $bin $name, run $i of $n"
-	KT_ONLY=$name "$k/$bin" >"$tap/$bin-$i.tap" 2>&1
-	rig_barrier "repeat-$i" 900
-	i=$((i + 1))
+# Not "name": rig/guest/lib.sh's functions set that one.
+rep_bin=${REPEAT_TEST%%:*}
+rep_test=${REPEAT_TEST#*:}
+rep_n=${REPEAT_N:-20}
+rep_i=0
+while [ "$rep_i" -lt "$rep_n" ]; do
+	echo "node$RIG_NODE: $rep_bin $rep_test, run $rep_i of $rep_n"
+	KT_ONLY=$rep_test "$k/$rep_bin" >"$tap/$rep_bin-$rep_i.tap" 2>&1
+	rig_barrier "repeat-$rep_i" 900
+	rep_i=$((rep_i + 1))
 done
 ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
