@@ -555,14 +555,18 @@ static void kcoll_p2p_peer_gone(struct kcoll_conn *conn)
 
 /*
  * upcalls fail: the transport lost @conn.  After the peer's BYE that is the link of an
- * orderly departure going away (a flushed NOP, or the acknowledgment of a message the
- * peer took, is no loss; kcoll_p2p_peer_gone() follows), else the comm fails.
- * Context: comm->lock.
+ * orderly departure going away, not a loss: a flushed NOP, or the acknowledgment of a
+ * message the peer took.  The link is dead (an RDMA QP in the error state moves no data
+ * either way), so what waited for an acknowledgment settles now, as after the drain: a
+ * peer that vanished after its BYE without a disconnect must not leave it waiting.
+ * Otherwise the comm fails.  Context: comm->lock.
  */
 static void kcoll_p2p_link_fail(struct kcoll_conn *conn, int err)
 {
 	lockdep_assert_held(&conn->comm->lock);
-	if (!conn->peer_left)
+	if (conn->peer_left)
+		kcoll_p2p_settle(conn, 0, true);
+	else
 		kcoll_p2p_fail(conn, err);
 }
 
