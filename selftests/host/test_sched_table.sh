@@ -30,7 +30,7 @@ ok() {
 }
 
 echo "TAP version 13"
-echo "1..3"
+echo "1..5"
 "$sim" --derive-thresholds datacentre ${max:+--max-ranks $max} -q >"$tmp/table.h" \
 	2>"$tmp/derive.err"
 rc=$?
@@ -62,4 +62,16 @@ rc=$?
 sed 's/^/# /' "$tmp/rules"
 [ $rc = 3 ]
 ok $? "the rules (small_bytes 2M) fail the same check: $(tail -n 1 "$tmp/rules")"
+
+# The check runs on another fabric (the table is derived on one switch, so it may miss
+# there: exit 0 or 3, never a refusal or a model failure); deriving stays one switch only.
+"$sim" --derive-thresholds datacentre --check-table --max-ranks 16 -F leaf-spine \
+	--hosts-per-leaf 4 --oversub 4 >"$tmp/fabric" 2>&1
+rc=$?
+sed 's/^/# /' "$tmp/fabric"
+[ $rc = 0 ] || [ $rc = 3 ] && grep -q '^worst: ' "$tmp/fabric"
+ok $? "the check on a 4:1 leaf-spine up to 16 ranks runs (exit $rc)"
+"$sim" --derive-thresholds datacentre -F leaf-spine -q >/dev/null 2>&1
+[ $? = 2 ]
+ok $? "deriving on a leaf-spine is refused (exit 2)"
 exit $fail

@@ -99,7 +99,8 @@ static void usage(FILE *f)
 "                          comparison with the threshold rules goes to stderr unless -q\n"
 "      --check-table       with --derive-thresholds SET: instead, the module's choice (the\n"
 "                          table; the rules with --small-bytes) against the fastest, on the\n"
-"                          grid and between its points; exit 3 beyond 1.05 or 1.25 times\n"
+"                          grid and between its points; exit 3 beyond 1.05 or 1.25 times;\n"
+"                          -F and its options run that grid on another fabric\n"
 "      --max-ranks N       with --derive-thresholds: the grid's rank counts up to N only\n"
 "                          (up to 64: the table's rows that hold from 64 ranks down)\n"
 "\n"
@@ -379,10 +380,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		return bad("unexpected argument '%s'%s", argv[optind], "");
 	if (o->check_table && !o->derive)
 		return bad("--check-table needs --derive-thresholds SET%s%s", "", "");
-	if (o->derive && (c->fab.topo != SIMNET_STAR || c->fab.rails != 1 || rpn_set ||
-			  same_host))
+	/* The table comes from one switch; checking it on another fabric tests how it holds. */
+	if (o->derive && ((c->fab.topo != SIMNET_STAR && !o->check_table) || c->fab.rails != 1 ||
+			  rpn_set || same_host))
 		return bad("--derive-thresholds models one switch, one rail, its own ranks a node%s%s",
-			   "", "");
+			   " (--check-table takes --fabric and its options)", "");
 	if (same_host && !rpn_set)
 		c->fab.ranks_per_node = o->nranks;
 	if (o->algo == KCOLL_ALG_HIER && !o->no_locality && o->nranks % c->fab.ranks_per_node)
