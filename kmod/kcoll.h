@@ -420,6 +420,8 @@ struct kcoll_mem {
  *		posted (comm->lock)
  * @keyed:	receive: its CTS announced keys of its own memory (mem.own), which die
  *		with @hw_work before the outcome is reported (kcoll_req_settle())
+ * @on_buf:	the transfer holds a zero-copy buffer (set at creation, constant): a
+ *		success is reported once @hw_work let go of it, so the caller may destroy it
  * @pending:	how the file's request table and WAIT see it (its id: 0 when blocking)
  * @qlist:	in conn->sendq / conn->recvq (comm->lock)
  * @all:	in comm->reqs while it holds hardware resources (comm->lock)
@@ -450,6 +452,7 @@ struct kcoll_req {
 	bool acked;
 	bool step_noted;
 	bool keyed;
+	bool on_buf;
 	struct kcoll_pending pending;
 	struct list_head qlist;
 	struct list_head all;

@@ -294,8 +294,10 @@ int kcoll_req_queue(struct kcoll_req *req)
  * deregistered (kcoll_mem_release(), in hw_work) before the caller hears the outcome.
  * A completed request's hw_work is already queued: wait for it.  A failed one keeps its
  * memory until shutdown has drained the QPs (a work request may still use it): when the
- * comm failed, wait for that shutdown, which queues the hw_work.  Eager receives and
- * zero-copy buffers announce no keys of the caller's memory and do not wait.
+ * comm failed, wait for that shutdown, which queues the hw_work.  A transfer on a
+ * zero-copy buffer (req->on_buf) waits for its hw_work too, which drops its hold on the
+ * buffer: BUF_DESTROY right after the call returned found it still busy (EBUSY) when
+ * the work had not run yet.  Other eager receives announce no keys and do not wait.
  *
  * Not covered: a receive that failed with ECONNRESET on a comm that goes on (its peer said
  * BYE and destroyed its end of the only connection its keys were announced on) is
@@ -309,7 +311,7 @@ static void kcoll_req_settle(struct kcoll_req *req)
 	struct kcoll_comm *comm = req->comm;
 	bool queued, failed;
 
-	if (!READ_ONCE(req->keyed))
+	if (!READ_ONCE(req->keyed) && !req->on_buf)
 		return;
 	spin_lock_bh(&comm->lock);
 	queued = req->hw_queued;
@@ -405,6 +407,7 @@ long kcoll_ioctl_p2p(struct kcoll_ctx *ctx, void __user *uarg)
 			req->mem.buf = NULL;
 			goto out_put_req;
 		}
+		req->on_buf = true;
 		req->mem.r = &req->mem.buf->region;
 		req->mem.offset = arg.addr;
 		req->mem.len = arg.len;
