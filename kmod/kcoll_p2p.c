@@ -565,7 +565,7 @@ static void kcoll_p2p_link_fail(struct kcoll_conn *conn, int err)
 {
 	lockdep_assert_held(&conn->comm->lock);
 	if (conn->peer_left)
-		kcoll_p2p_settle(conn, 0, true);
+		kcoll_p2p_peer_gone(conn);
 	else
 		kcoll_p2p_fail(conn, err);
 }
