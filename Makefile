@@ -30,6 +30,7 @@ UDEVDIR ?= /lib/udev/rules.d
 export PREFIX DESTDIR
 
 SUBMAKE := $(MAKE) TOP=$(TOP)
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 
 all: module lib tools examples
 
@@ -63,12 +64,13 @@ kcoll-perf: tools
 deps:
 	rig/deps.sh
 
+# The build of the test runs uses every core (the targets above order what depends on what).
 check: deps
-	$(MAKE) all selftests
+	$(MAKE) -j$(NPROC) all selftests
 	rig/check.sh
 
 check-debug: deps
-	$(MAKE) all selftests
+	$(MAKE) -j$(NPROC) all selftests
 	rig/check.sh --debug
 
 # The fuzzer alone (Documentation/testing.rst, "The fuzzer"); results in build/fuzz/.

@@ -9,6 +9,8 @@
 #			node, smoke, cluster2, cluster2-siw, failnth, fuzz1; cluster2-tcp and
 #			repeat2 by name)
 #   --out DIR	results there instead of build/check[-debug] (make fuzz: build/fuzz)
+# The stock run boots the node suite's VM with the host unit tests and then fuzz1 beside it
+# (one host core each), the other suites one after the other.
 # The fuzzer suites take FUZZ_SECONDS (default 180 s, debug 1200 s), FUZZ_SEED (default: the
 # time), FUZZ_THREADS and FUZZ_AVOID from the environment; repeat2 REPEAT_TEST and REPEAT_N.
 # Results: build/check[-debug]/<suite>/nodeI/{console.log,job.log,dmesg.txt,tap/*.tap}
@@ -60,20 +62,30 @@ tally_tap() {	# tally_tap FILE LABEL
 	fi
 }
 
-# run_suite NAME NODES TIMEOUT JOB [MEM_MB [NICS]]: boot the cluster, then tally TAP and kernel
-# logs per node.  A suite whose name is in $by_name_only runs only when asked for with --suite.
+# A suite whose name is in $by_name_only runs only when asked for with --suite.
 by_name_only=" fuzz2 devremove2 torch2 torch4 cluster2-tcp cluster3-tcp vanish2-tcp slurm2 rails2 repeat2 "
-run_suite() {
-	local name=$1 nodes=$2 timeout=$3 job=$4 mem=${5:-} nics=${6:-1} d i t
-	if [ -n "$only" ] && [[ " $only " != *" $name "* ]]; then
-		return
+wanted() {	# wanted NAME: whether this run runs suite NAME
+	if [ -n "$only" ]; then
+		[[ " $only " == *" $1 "* ]]
+	else
+		[[ "$by_name_only" != *" $1 "* ]]
 	fi
-	if [ -z "$only" ] && [[ "$by_name_only" == *" $name "* ]]; then
-		return
-	fi
+}
+
+# boot_suite NAME NODES TIMEOUT JOB [MEM_MB [NICS]]: boot the cluster and run its job.  It only
+# writes files (and prints), so it may run in the background beside another suite.
+boot_suite() {
+	local name=$1 nodes=$2 timeout=$3 job=$4 mem=${5:-} nics=${6:-1}
+	wanted "$name" || return 0
 	echo "== suite $name: $nodes VM(s), $flavour kernel"
 	rig/cluster.sh -f "$flavour" -n "$nodes" -t "$timeout" ${mem:+-m "$mem"} --nics "$nics" \
 		-o "$out/$name" -- "$job"
+}
+
+# tally_suite NAME NODES: count a booted suite's TAP and kernel logs, per node.
+tally_suite() {
+	local name=$1 nodes=$2 d i t
+	wanted "$name" || return 0
 	for ((i = 0; i < nodes; i++)); do
 		d=$out/$name/node$i
 		for t in "$d"/tap/*.tap; do
@@ -99,26 +111,34 @@ run_suite() {
 	done
 }
 
+run_suite() {	# run_suite NAME NODES TIMEOUT JOB [MEM_MB [NICS]]: boot, then tally
+	boot_suite "$@"
+	tally_suite "$1" "$2"
+}
+
 # The fuzzer for FUZZ_SECONDS (default $1) on 1 VM (fuzz1), and on 2 (fuzz2, by name only):
-# every node gets the same seed.  FUZZ_AVOID steps around known crashes; its default is the
-# list in selftests/fuzz/crashes/avoid (kernel bugs found and not fixed yet).
+# every node of both gets the same seed.  FUZZ_AVOID steps around known crashes; its default
+# is the list in selftests/fuzz/crashes/avoid (kernel bugs found and not fixed yet).
 # FUZZ_REPLAY=FILE (FUZZ_REPEAT times) replays a logged program instead.
-fuzz_suites() {
-	local secs=${FUZZ_SECONDS:-$1} seed=${FUZZ_SEED:-$(date +%s)} env boot=300 avoid
-	[ "$flavour" = debug ] && boot=900
+fuzz_setup() {
+	local seed=${FUZZ_SEED:-$(date +%s)} avoid
+	fuzz_secs=${FUZZ_SECONDS:-$1} fuzz_boot=300
+	[ "$flavour" = debug ] && fuzz_boot=900
 	avoid=${FUZZ_AVOID:-$(grep -v '^#' selftests/fuzz/crashes/avoid | paste -sd, -)}
-	env="FUZZ_SECONDS=$secs FUZZ_SEED=$seed FUZZ_AVOID=${avoid:-none}"
+	fuzz_env="FUZZ_SECONDS=$fuzz_secs FUZZ_SEED=$seed FUZZ_AVOID=${avoid:-none}"
 	[ -n "${FUZZ_REPLAY:-}" ] &&
-		env="$env FUZZ_REPLAY=$(realpath "$FUZZ_REPLAY") FUZZ_REPEAT=${FUZZ_REPEAT:-1}"
-	if [ -z "$only" ] || [[ " $only " == *" fuzz"* ]]; then
-		echo "== fuzzer: seed $seed, $secs s (FUZZ_SEED=$seed reproduces the run)"
+		fuzz_env="$fuzz_env FUZZ_REPLAY=$(realpath "$FUZZ_REPLAY") FUZZ_REPEAT=${FUZZ_REPEAT:-1}"
+	if wanted fuzz1 || wanted fuzz2; then
+		echo "== fuzzer: seed $seed, $fuzz_secs s (FUZZ_SEED=$seed reproduces the run)"
 	fi
-	run_suite fuzz1 1 $((secs + boot)) \
-		"$env FUZZ_THREADS=${FUZZ_THREADS:-3} sh selftests/suites/fuzz.sh"
-	# One thread a node by default: both nodes then make the same calls in the same order,
-	# so their communicators connect and their collectives match (races: fuzz1).
-	run_suite fuzz2 2 $((secs + boot)) \
-		"$env FUZZ_THREADS=${FUZZ_THREADS:-1} sh selftests/suites/fuzz.sh"
+}
+
+# boot_fuzz NAME NODES THREADS: fuzz2 has one thread a node by default, so both nodes make
+# the same calls in the same order: their communicators connect and their collectives
+# match (races: fuzz1, 3 threads).
+boot_fuzz() {
+	boot_suite "$1" "$2" $((fuzz_secs + fuzz_boot)) \
+		"$fuzz_env FUZZ_THREADS=${FUZZ_THREADS:-$3} sh selftests/suites/fuzz.sh"
 }
 
 # One test REPEAT_N times on 2 VMs (repeat2, by name only): REPEAT_TEST=BINARY:FIXTURE.TEST,
@@ -130,36 +150,75 @@ repeat_suite() {
 		"REPEAT_TEST=$t REPEAT_N=$n sh selftests/suites/repeat.sh"
 }
 
-if [ "$flavour" = stock ] && [ $host -eq 1 ]; then
+# The host unit tests: host_run builds and runs them (files only: it may run beside a VM
+# suite), host_tally counts them.  Each binary's own TAP is tallied, so every test case counts
+# on its own.
+host_tests() {
+	sed -n 's/^TESTS := //p' selftests/host/Makefile
+}
+
+host_run() {
 	echo "== host unit tests"
-	# Each binary's own TAP is tallied, so every test case counts on its own.
 	if make -s -C selftests/host all >"$out/host-build.log" 2>&1; then
-		for t in $(sed -n 's/^TESTS := //p' selftests/host/Makefile); do
+		touch "$out/host-built"
+		for t in $(host_tests); do
 			selftests/host/"$t" >"$out/host-$t.tap" 2>&1
-			tally_tap "$out/host-$t.tap" "host/$t"
 		done
 	else
 		cat "$out/host-build.log"
-		result FAIL "host: unit tests do not build (see $out/host-build.log)"
 	fi
 	# kcoll-perf as a whole against a one-rank mock of libkcoll (tools/kcoll-perf/test/).
 	if make -s -C tools/kcoll-perf test/kcoll-perf-mock >"$out/host-perf-mock.log" 2>&1; then
+		touch "$out/host-perf-mock-built"
 		tools/kcoll-perf/test/run.sh "$RIG_TOP/tools/kcoll-perf/test/kcoll-perf-mock" \
 			>"$out/host-kcoll-perf-mock.tap" 2>&1
-		tally_tap "$out/host-kcoll-perf-mock.tap" "host/kcoll-perf-mock"
 	else
 		cat "$out/host-perf-mock.log"
-		result FAIL "host: the kcoll-perf mock does not build (see $out/host-perf-mock.log)"
 	fi
 	# The layer rule of kmod/ (Documentation/design.rst, "Layers"), by its call graph.
 	selftests/host/check_layers.sh >"$out/host-check_layers.tap" 2>&1
+}
+
+host_tally() {
+	local t
+	if [ -f "$out/host-built" ]; then
+		for t in $(host_tests); do
+			tally_tap "$out/host-$t.tap" "host/$t"
+		done
+	else
+		result FAIL "host: unit tests do not build (see $out/host-build.log)"
+	fi
+	if [ -f "$out/host-perf-mock-built" ]; then
+		tally_tap "$out/host-kcoll-perf-mock.tap" "host/kcoll-perf-mock"
+	else
+		result FAIL "host: the kcoll-perf mock does not build (see $out/host-perf-mock.log)"
+	fi
 	tally_tap "$out/host-check_layers.tap" "host/check_layers"
-fi
+}
 
 if [ "$flavour" = stock ]; then
 	rig/prepare.sh stock kmod/kcoll.ko selftests/kernel/engine/kcoll_test_engine.ko || exit 1
+	fuzz_setup 180
+	# The node suite's one VM keeps one host core busy; beside it, on the other, the host unit
+	# tests and then the fuzzer's VM (a fixed time, whatever the load).  Their output follows
+	# the node suite's.
+	{
+		[ $host -eq 1 ] && host_run
+		boot_fuzz fuzz1 1 3
+	} >"$out/beside-node.log" 2>&1 &
+	beside=$!
+	# A background job ignores SIGINT: an interrupted run stops it (cluster.sh's TERM trap
+	# powers its VM off).
+	trap 'pkill -TERM -P $beside; kill -TERM $beside' EXIT
+	trap 'exit 130' INT TERM
 	# The control plane tests (netlink, tracing, BPF) made it longer: about 4 min on a busy host.
-	run_suite node 1 900 "sh selftests/suites/node.sh"
+	boot_suite node 1 900 "sh selftests/suites/node.sh"
+	wait $beside
+	trap - EXIT
+	cat "$out/beside-node.log"
+	tally_suite node 1
+	[ $host -eq 1 ] && host_tally
+	tally_suite fuzz1 1
 	run_suite smoke 3 400 "sh selftests/suites/smoke.sh"
 	run_suite cluster2 2 1200 "sh selftests/suites/cluster.sh"
 	run_suite cluster3 3 1500 "sh selftests/suites/cluster.sh"
@@ -178,7 +237,8 @@ if [ "$flavour" = stock ]; then
 	# Two NICs a VM (two rails), two ranks a VM: rail-aligned placement.
 	run_suite rails2 2 900 "sh selftests/suites/rails.sh" "" 2
 	repeat_suite 2
-	fuzz_suites 180
+	boot_fuzz fuzz2 2 1
+	tally_suite fuzz2 2
 else
 	# The module is rebuilt against the debug kernel's headers, in a copy of the tree so the
 	# stock build stays as it is.
@@ -209,7 +269,11 @@ else
 	# class by class (one VM, two ranks).
 	run_suite failnth 1 5400 "sh selftests/suites/failnth.sh"
 	repeat_suite 4
-	fuzz_suites 1200
+	fuzz_setup 1200
+	boot_fuzz fuzz1 1 3
+	tally_suite fuzz1 1
+	boot_fuzz fuzz2 2 1
+	tally_suite fuzz2 2
 fi
 
 echo "== results in $out"

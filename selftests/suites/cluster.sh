@@ -73,8 +73,9 @@ elif [ $rdma -eq 0 ] && [ "$RIG_NODE" -eq 0 ]; then
 fi
 rig_barrier evil-done 900
 
-# Node 1 speaks protocol version 2 for one test; everyone else stays as they are.
-if [ $rdma -eq 1 ]; then
+# Node 1 speaks protocol version 1 (before EAGER) for one test with node 0; everyone else
+# stays as they are.  Two nodes are all it needs: the larger suites do not repeat it.
+if [ $rdma -eq 1 ] && [ "$RIG_NNODES" -eq 2 ]; then
 	[ "$RIG_NODE" -eq 1 ] && modprobe -r kcoll && modprobe kcoll proto_version=1
 	rig_barrier version-loaded 120
 	if [ "$RIG_NODE" -le 1 ]; then
