@@ -177,8 +177,9 @@ bench_iperf3() {
 
 # bench_comm_show BASE WANT: while this node's ranks ($pids) run, `kcollctl -j comm show`
 # until a listing names a transport for WANT peers (a listing is a snapshot; ranks and links
-# come up one by one), kept as BASE.json; else the fullest one seen as BASE.last (a short
-# run may end between two listings: the last one can be empty).
+# come up one by one), kept as BASE.json; else the fullest one seen as BASE.last.  The ranks
+# run with --hold BASE.release: they keep their communicators after the last row until this
+# creates that file, so a short run cannot end between two listings.
 bench_comm_show() {
 	best=-1
 	while :; do
@@ -197,6 +198,7 @@ bench_comm_show() {
 		sleep 0.2
 	done
 	rm -f "$1.tmp"
+	touch "$1.release"	# the ranks' --hold ends
 	if [ $best -ge "$2" ]; then
 		mv "$1.best" "$1.json"
 	else
@@ -209,7 +211,7 @@ bench_comm_show() {
 # processes on every node (ranks N * RPN + 0..RPN-1, so each node holds consecutive ranks),
 # KCOLL_TRANSPORT=TRANSPORT, bootstrapped on BOOT.  Rank r writes NAME-rankR.out and .rc;
 # rank 0 NAME.json and NAME.rc.  -s: the ranks' listing (bench_comm_show BASE), taken
-# while they run.  A barrier NAME follows.
+# while they run (they hold their communicators until it is taken).  A barrier NAME follows.
 bench_kperf() {
 	show=
 	if [ "$1" = -s ]; then
@@ -221,6 +223,8 @@ bench_kperf() {
 	rpn=$3
 	boot=$4
 	shift 4
+	hold=
+	[ -z "$show" ] || { rm -f "$show.release"; hold="--hold $show.release"; }
 	log "kcoll-perf ($name, $rpn rank(s) a node)"
 	pids=
 	l=0
@@ -231,7 +235,7 @@ bench_kperf() {
 		# shellcheck disable=SC2086
 		(KCOLL_TRANSPORT=$transport KCOLL_RANK=$r KCOLL_NRANKS=$((NN * rpn)) \
 			KCOLL_BOOTSTRAP_ADDR=$boot \
-			timeout $STEP_TIMEOUT tools/kcoll-perf/kcoll-perf "$@" $SWEEP -P $json \
+			timeout $STEP_TIMEOUT tools/kcoll-perf/kcoll-perf "$@" $SWEEP -P $json $hold \
 			>"$R/$name-rank$r.out" 2>&1
 		 echo $? >"$R/$name-rank$r.rc") &
 		pids="$pids $!"

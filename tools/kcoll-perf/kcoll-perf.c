@@ -479,6 +479,25 @@ static int run_all(struct ctx *x, const size_t *sizes, size_t nsizes)
 	return err;
 }
 
+/*
+ * --hold FILE: keep the communicator (every rank does, each on its own file system's FILE)
+ * until FILE exists, at most the timeout (0: no limit), so that a monitor listing it never
+ * races the end of a short run.  Not finding FILE in time is said, not an error.
+ */
+static void hold(const struct ctx *x)
+{
+	double end = now_s() + x->o.timeout_ms / 1000.0;
+
+	while (access(x->o.hold_path, F_OK)) {
+		if (x->o.timeout_ms && now_s() >= end) {
+			fprintf(stderr, "%s: rank %d: %s did not appear within %u ms\n", prog,
+				x->rank, x->o.hold_path, x->o.timeout_ms);
+			return;
+		}
+		usleep(50000);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	KCOLL_OPTS(kcoll_open_opts, oopts);
@@ -559,6 +578,8 @@ int main(int argc, char **argv)
 		printf("#\n");
 	}
 	rc = (x.rank ? x.wrong_own : x.wrong_total) ? 1 : 0;
+	if (x.o.hold_path)
+		hold(&x);
 out:
 	for (i = 0; i < 2; i++) {
 		kcoll_buf_destroy(x.kb[i]);

@@ -43,6 +43,7 @@ struct perf_opts {
 	const char *csv_path;
 	int progress;			/* -1: when stderr is a terminal; 0: never; 1: always */
 	const char *dev_path;
+	const char *hold_path;		/* --hold: keep the comm until this file exists */
 };
 
 /* Names of the uAPI enums (kcoll-perf's own tables: the library's may not exist yet). */

@@ -75,6 +75,8 @@ void perf_usage(FILE *f, const char *prog)
 "  -P, --progress         a progress line on standard error even when it is not a terminal\n"
 "  -q, --quiet            no progress line\n"
 "  -D, --device PATH      kcoll device node (default /dev/kcoll)\n"
+"      --hold FILE        after the last row, keep the communicator until FILE exists (at\n"
+"                         most --timeout), so that a monitor can list it (kcollctl comm show)\n"
 "  -h, --help             this text\n"
 "\n"
 "Columns: time = mean microseconds per operation (the slowest rank's), algbw = size / time,\n"
@@ -143,6 +145,9 @@ static int parse_which(const char *s, const char *a, const char *b, unsigned int
 	return 0;
 }
 
+/* Long options without a short form: values above any character. */
+#define PERF_OPT_HOLD	0x100
+
 static const struct option long_opts[] = {
 	{ "coll",	required_argument, NULL, 'C' },
 	{ "minbytes",	required_argument, NULL, 'b' },
@@ -168,6 +173,7 @@ static const struct option long_opts[] = {
 	{ "progress",	no_argument,       NULL, 'P' },
 	{ "quiet",	no_argument,       NULL, 'q' },
 	{ "device",	required_argument, NULL, 'D' },
+	{ "hold",	required_argument, NULL, PERF_OPT_HOLD },
 	{ "help",	no_argument,       NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -296,6 +302,9 @@ int perf_parse_args(int argc, char **argv, struct perf_opts *o, char *err, size_
 			break;
 		case 'D':
 			o->dev_path = optarg;
+			break;
+		case PERF_OPT_HOLD:
+			o->hold_path = optarg;
 			break;
 		case 'h':
 			return 1;

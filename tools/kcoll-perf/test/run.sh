@@ -62,6 +62,15 @@ t "stdout and stderr in one file: each table header right before its rows" sh -c
 	      /^ +[0-9]/ { if (!hdr) bad = 1; rows++ }
 	      END { exit bad || !hdr || !rows }' '$tmp/both'"
 t "--help exits 0 and documents -C" sh -c "'$bin' --help | grep -q -- '-C, --coll'"
+# --hold: the run ends once the file exists; without it, at the timeout, said on stderr.
+t "--hold FILE: waits until FILE exists, then exit 0" sh -c \
+	"('$bin' -C allreduce -b 4 -e 4 -n 1 -q --hold '$tmp/go' >/dev/null 2>&1; echo \$? >'$tmp/rc') &
+	 sleep 0.5; [ ! -e '$tmp/rc' ] && touch '$tmp/go' &&
+	 for i in \$(seq 100); do [ -s '$tmp/rc' ] && break; sleep 0.1; done;
+	 [ \"\$(cat '$tmp/rc')\" = 0 ]"
+t "--hold FILE never created: exit 0 at the timeout, which stderr names" sh -c \
+	"'$bin' -C allreduce -b 4 -e 4 -n 1 -q -t 300 --hold '$tmp/never' 2>&1 >/dev/null |
+	 grep -q 'never did not appear within 300 ms'"
 t "a usage error exits 2" sh -c "'$bin' -n 0; [ \$? -eq 2 ]"
 echo "1..$n"
 exit $fail
