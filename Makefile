@@ -29,7 +29,6 @@ DESTDIR ?=
 UDEVDIR ?= /lib/udev/rules.d
 export PREFIX DESTDIR
 
-SUBMAKE := $(MAKE) TOP=$(TOP)
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 
 all: module lib tools examples
@@ -43,20 +42,20 @@ module: check-kdir
 	$(MAKE) -C $(KDIR) M=$(TOP) modules
 
 lib:
-	$(SUBMAKE) -C lib
+	$(MAKE) TOP=$(TOP) -C lib
 
 tools: lib
-	$(SUBMAKE) -C tools
+	$(MAKE) TOP=$(TOP) -C tools
 
 examples: lib
-	$(SUBMAKE) -C examples
+	$(MAKE) TOP=$(TOP) -C examples
 
 # The engine is built with kcoll.ko (it links against its exports), after `module` so that
 # two kbuild runs never share the tree at once.
 selftests: lib module
 	$(MAKE) -C $(KDIR) M=$(TOP) KCOLL_TEST_ENGINE=y modules
-	$(SUBMAKE) -C selftests/kernel
-	$(SUBMAKE) -C selftests/fuzz
+	$(MAKE) TOP=$(TOP) -C selftests/kernel
+	$(MAKE) TOP=$(TOP) -C selftests/fuzz
 
 # Part of `make` (tools); kept as a name of its own for the scripts that ask for it.
 kcoll-perf: tools
@@ -107,10 +106,10 @@ install: module lib tools examples
 		CONFIG_MODULE_SIG_ALL= modules_install
 	[ -n "$(DESTDIR)" ] || depmod -a $$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' \
 		$(KDIR)/include/generated/utsrelease.h)
-	$(SUBMAKE) -C lib install
-	$(SUBMAKE) -C tools install
-	$(SUBMAKE) -C man install
-	$(SUBMAKE) -C python install
+	$(MAKE) TOP=$(TOP) -C lib install
+	$(MAKE) TOP=$(TOP) -C tools install
+	$(MAKE) TOP=$(TOP) -C man install
+	$(MAKE) TOP=$(TOP) -C python install
 	install -D -m 0644 packaging/60-kcoll.rules $(DESTDIR)$(UDEVDIR)/60-kcoll.rules
 
 # AUTO's selection table, generated from kcoll-sim's model (Documentation/scale.rst); rebuild
@@ -147,13 +146,13 @@ checkpatch:
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(TOP) clean
-	-$(SUBMAKE) -C lib clean
-	-$(SUBMAKE) -C tools clean
-	-$(SUBMAKE) -C examples clean
-	-$(SUBMAKE) -C python clean
-	-$(SUBMAKE) -C selftests/kernel clean
-	-$(SUBMAKE) -C selftests/host clean
-	-$(SUBMAKE) -C selftests/fuzz clean
+	-$(MAKE) TOP=$(TOP) -C lib clean
+	-$(MAKE) TOP=$(TOP) -C tools clean
+	-$(MAKE) TOP=$(TOP) -C examples clean
+	-$(MAKE) TOP=$(TOP) -C python clean
+	-$(MAKE) TOP=$(TOP) -C selftests/kernel clean
+	-$(MAKE) TOP=$(TOP) -C selftests/host clean
+	-$(MAKE) TOP=$(TOP) -C selftests/fuzz clean
 	rm -rf build/check build/check-debug build/selftests build/fuzz
 
 .PHONY: all sched-table check-kdir module lib tools examples selftests deps check check-debug demo install sparse \
