@@ -91,12 +91,12 @@ BENCH_NODES ?= 2 4
 bench: deps
 	rig/deps.sh bench
 	$(MAKE) all kcoll-perf
-	bench/run.sh -n "$(BENCH_NODES)"
+	+bench/run.sh -n "$(BENCH_NODES)"
 
 bench-smoke: deps
 	rig/deps.sh bench
 	$(MAKE) all kcoll-perf
-	selftests/bench/smoke.sh
+	+selftests/bench/smoke.sh
 
 install: module lib tools examples
 	# `module` rebuilt modules.order without the selftests' engine: only kcoll.ko goes in.

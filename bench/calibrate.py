@@ -3,7 +3,7 @@
 """Fit kcoll-sim's parameters to a `make bench` report and show the model's error per row.
 
     bench/calibrate.py [--sim tools/kcoll-sim/kcoll-sim] [--place out] [-o table.md]
-                       bench/reports/2026-11-30-idle/report.json
+                       bench/reports/2026-11-30-idle/report.json [more report.json ...]
 
 For every cluster size of the report (one rank per VM, the VMs on one virtual switch: a star):
 
@@ -16,7 +16,14 @@ For every cluster size of the report (one rank per VM, the VMs on one virtual sw
   3. print, per row, the measured and predicted time and the error, and the median absolute
      error for sizes >= 64 KiB and below, for the perftest-only and the fitted parameters
      (in-sample), and for parameters fitted to the sizes 4^k only, judged on the sizes
-     2*4^k (held out).
+     2*4^k (held out);
+  4. transferred: predict this size from the next smaller one's fit, each parameter scaled by
+     what perftest shows changed between the two sizes (bandwidth and reduction speed by the
+     ratio of ib_write_bw, latency and overhead by the ratio of ib_write_lat): on the rig the
+     VMs share the host's cores, so a bigger cluster has slower "links"; perftest is the only
+     figure this uses from the bigger size.
+
+Several reports (e.g. a 2- and 4-VM run and a BENCH_ONLY=sim 8-VM run) are read as one.
 
 Python 3 standard library only.
 """
@@ -103,7 +110,7 @@ def med(errs):
 def main():
     top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("report", help="report.json of a make bench run")
+    ap.add_argument("report", nargs="+", help="report.json of a make bench run")
     ap.add_argument("--sim", default=os.path.join(top, "tools/kcoll-sim/kcoll-sim"))
     ap.add_argument("--place", default="out", choices=("out", "in"),
                     help="kcoll-perf rows to use (kcoll-sim models out-of-place calls)")
@@ -112,15 +119,19 @@ def main():
     a = ap.parse_args()
     if not os.access(a.sim, os.X_OK):
         sys.exit("calibrate: %s: not built (make -C tools/kcoll-sim)" % a.sim)
-    with open(a.report) as f:
-        rep = json.load(f)
-    red0 = 10.0
-    for r in rep.get("reduction_kernels", {}).get("rows", []):
-        if r["dtype"] == "fp32" and r["op"] == "sum":
-            red0 = r.get("avx2_gbs") or r.get("generic_gbs") or red0
-    md = ["# kcoll-sim against %s" % a.report, ""]
+    clusters, red0 = [], None
+    for path in a.report:
+        with open(path) as f:
+            rep = json.load(f)
+        clusters += rep["clusters"]
+        for r in rep.get("reduction_kernels", {}).get("rows", []) if red0 is None else []:
+            if r["dtype"] == "fp32" and r["op"] == "sum":
+                red0 = r.get("avx2_gbs") or r.get("generic_gbs")
+    red0 = red0 or 10.0
+    md = ["# kcoll-sim against %s" % " ".join(a.report), ""]
     summary = []
-    for cl in rep["clusters"]:
+    fits = []	# (nodes, perftest parameters, fitted parameters), smallest first
+    for cl in sorted(clusters, key=lambda c: c["nodes"]):
         n = cl["nodes"]
         link = cl["link"]
         rows = [r for r in cl["systems"]["kcoll"]["rows"]
@@ -140,6 +151,15 @@ def main():
         th = [(r, x, e) for r, x, e in err_table(predh, rows)
               if (r["size"].bit_length() - 1) % 2 == 1]
         t0, t = err_table(pred0, rows), err_table(pred, rows)
+        tabs = [("perftest-only", t0), ("fitted", t), ("held-out", th)]
+        prev = next((f for f in reversed(fits) if f[0] < n), None)
+        if prev:
+            m, q0, q = prev
+            fb, fl = p0["bw"] / q0["bw"], p0["lat"] / q0["lat"]
+            pt = {"bw": q["bw"] * fb, "lat": q["lat"] * fl, "ovh": q["ovh"] * fl,
+                  "red": q["red"] * fb}
+            tabs.append(("from %d VMs" % m, err_table(predict(a.sim, rows, n, pt), rows)))
+        fits.append((n, p0, p))
         head = ("%d VMs: perftest %.4g GB/s, %.4g us; fitted bw %.4g GB/s, lat %.4g us, "
                 "overhead %.4g us, reduction %.4g GB/s (mean |log err| %.3f)"
                 % (n, p0["bw"], p0["lat"], p["bw"], p["lat"], p["ovh"], p["red"], l))
@@ -155,7 +175,7 @@ def main():
             md.append("| %s | %d | %.1f | %.1f | %+.1f%% | %.1f | %+.1f%% |"
                       % (r["coll"], r["size"], r["median_us"], x0 or 0, 100 * e0, x or 0,
                          100 * e))
-        for name, tab in (("perftest-only", t0), ("fitted", t), ("held-out", th)):
+        for name, tab in tabs:
             big = med([e for r, _, e in tab if r["size"] >= BIG])
             small = med([e for r, _, e in tab if r["size"] < BIG])
             per = {c: med([e for r, _, e in tab if r["coll"] == c]) for c in COLLS}
@@ -168,12 +188,14 @@ def main():
     for s in summary:
         print(s)
     print("note: 'fitted' is in-sample (fitted to these rows); 'held-out' is fitted to the sizes "
-          "4^k and judged on the sizes 2*4^k only")
+          "4^k and judged on the sizes 2*4^k only; 'from M VMs' is M VMs' fit, scaled by perftest")
     if a.output:
         with open(a.output, "w") as f:
             f.write("\n".join(md + ["## Summary", ""] + ["- " + s for s in summary] +
                               ["", "'fitted' is in-sample; 'held-out' is fitted to the sizes "
-                               "4^k and judged on the sizes 2*4^k only.", ""]))
+                               "4^k and judged on the sizes 2*4^k only; 'from M VMs' is the "
+                               "fit of M VMs, each parameter scaled by what perftest shows "
+                               "changed from M VMs to these.", ""]))
 
 
 if __name__ == "__main__":

@@ -12,11 +12,15 @@
 # Results go to /run/rig/results/ (the run directory on the host), which bench/report.py
 # reads; the steps are bench/guest-lib.sh's.  BENCH_SMOKE=1: tiny sizes (the sanity test).
 # BENCH_BIN: where mpi_timing is.  BENCH_ONLY=tcp: only what runs over TCP (iperf3, kcoll
-# over TCP, Open MPI over TCP, Gloo).
+# over TCP, Open MPI over TCP, Gloo).  BENCH_ONLY=sim: only what kcoll-sim's calibration reads
+# (perftest and kcoll-perf over RDMA; bench/calibrate.py), for the 8-VM validation.
 . bench/guest-lib.sh
 
-rdma=1
-[ "${BENCH_ONLY:-}" = tcp ] && rdma=0
+rdma=1 others=1
+case "${BENCH_ONLY:-}" in
+tcp) rdma=0 ;;
+sim) others=0 ;;
+esac
 
 rig_net_up
 rig_rxe_up || log "rdma_rxe failed"
@@ -28,18 +32,18 @@ bench_nodes_up
 # ---- 1. the RDMA link (perftest) and the TCP link (iperf3) ----------------------------------
 
 [ $rdma = 1 ] && bench_perftest
-bench_iperf3
+[ $others = 1 ] && bench_iperf3
 
 # ---- 2. kcoll ----------------------------------------------------------------------------
 
 [ $rdma = 1 ] && bench_kperf kcoll auto 1 "$(rig_ip 0)" \
 	-C allreduce,allgather,reduce_scatter,broadcast,alltoall
 # The same VMs, the kernel's TCP transport instead of Soft-RoCE (issue 14's comparison).
-bench_kperf kcoll-tcp tcp 1 "$(rig_ip 0)" -C allreduce -p out
+[ $others = 1 ] && bench_kperf kcoll-tcp tcp 1 "$(rig_ip 0)" -C allreduce -p out
 
 # ---- 3. Open MPI over UCX and over TCP, launched from node0 through ssh -------------------
 
-if [ "$N" = 0 ]; then
+if [ "$N" = 0 ] && [ $others = 1 ]; then
 	[ $rdma = 1 ] && bench_mpi mpi-ucx 1 --mca pml ucx --mca btl ^openib,tcp,uct \
 		-x UCX_NET_DEVICES=rxe0:1 -x UCX_UD_VERBS_ETH_DGID_CHECK=n --
 	bench_mpi mpi-tcp 1 --mca pml ob1 --mca btl tcp,self --
@@ -48,21 +52,23 @@ rig_barrier mpi $((3 * STEP_TIMEOUT))
 
 # ---- 4. PyTorch: Gloo, kcoll, kcoll over its TCP transport --------------------------------
 
-# One process per node for the three backends (one `import torch`), each size timed on each
-# backend in turn (bench/gloo_bench.py).
-log "torch: gloo, kcoll, kcoll-tcp (import torch takes a while under TCG)"
-json=
-[ "$N" = 0 ] && json="-J $R/%s.json"
-# shellcheck disable=SC2086
-PYTHONPATH="$RIG_TOP/python" LD_LIBRARY_PATH="$RIG_TOP/lib" GLOO_SOCKET_IFNAME=eth0 \
-	timeout $STEP_TIMEOUT /usr/bin/python3 bench/gloo_bench.py --rank "$N" --world "$NN" \
-	--master "$(rig_ip 0):29510" --backend gloo,kcoll,kcoll-tcp $SWEEP $json \
-	>"$R/gloo-node$N.out" 2>&1
-rc=$?
-for s in gloo torch-kcoll torch-kcoll-tcp; do
-	if [ "$N" = 0 ]; then echo $rc >"$R/$s.rc"; else echo $rc >"$R/$s-node$N.rc"; fi
-done
-log "torch exit status $rc"
+if [ $others = 1 ]; then
+	# One process per node for the three backends (one `import torch`), each size timed on each
+	# backend in turn (bench/gloo_bench.py).
+	log "torch: gloo, kcoll, kcoll-tcp (import torch takes a while under TCG)"
+	json=
+	[ "$N" = 0 ] && json="-J $R/%s.json"
+	# shellcheck disable=SC2086
+	PYTHONPATH="$RIG_TOP/python" LD_LIBRARY_PATH="$RIG_TOP/lib" GLOO_SOCKET_IFNAME=eth0 \
+		timeout $STEP_TIMEOUT /usr/bin/python3 bench/gloo_bench.py --rank "$N" --world "$NN" \
+		--master "$(rig_ip 0):29510" --backend gloo,kcoll,kcoll-tcp $SWEEP $json \
+		>"$R/gloo-node$N.out" 2>&1
+	rc=$?
+	for s in gloo torch-kcoll torch-kcoll-tcp; do
+		if [ "$N" = 0 ]; then echo $rc >"$R/$s.rc"; else echo $rc >"$R/$s-node$N.rc"; fi
+	done
+	log "torch exit status $rc"
+fi
 rig_barrier gloo $STEP_TIMEOUT
 
 [ -f /run/sshd.pid ] && kill "$(cat /run/sshd.pid)" 2>/dev/null
