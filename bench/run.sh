@@ -21,14 +21,15 @@
 # TCP, Open MPI over TCP, Gloo; the report marks the rest not measured), BENCH_ONLY=local (only
 # the same-host VM, no cluster and no reduction kernels), BENCH_ONLY=hier (only the
 # hierarchical run's 2 VMs, likewise), BENCH_ONLY=sim (what bench/calibrate.py reads: perftest,
-# kcoll-perf over RDMA and the reduction kernels; for kcoll-sim's 8-VM validation).
+# kcoll-perf over RDMA and the reduction kernels; for kcoll-sim's 8-VM validation),
+# BENCH_ONLY=cluster (the clusters and the reduction kernels, no same-host or hierarchical run).
 # Needs root (network namespace, taps), like make check.  Exit status 0 when a report was
 # written, whatever it says.
 set -euo pipefail
 . "$(dirname "$0")/../rig/common.sh"
 cd "$RIG_TOP"
 
-usage() { sed -n '3,27s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '3,28s/^# \{0,1\}//p' "$0"; }
 
 nodes_list= out=bench/out smoke=0 plan=0
 while getopts "n:o:sph" opt; do
@@ -52,8 +53,8 @@ mem=${BENCH_MEM_MB:-1536}
 nice_level=${BENCH_NICE:-0}
 only=${BENCH_ONLY:-}
 case $only in
-"" | tcp | local | hier | sim) ;;
-*) rig_die "bench: BENCH_ONLY is tcp, local, hier or sim, not '$only'" ;;
+"" | tcp | local | hier | sim | cluster) ;;
+*) rig_die "bench: BENCH_ONLY is tcp, local, hier, sim or cluster, not '$only'" ;;
 esac
 # The same-host run: one VM, 2 vCPUs, 4 ranks (issue 15); the hierarchical run: 2 VMs,
 # 2 vCPUs and 2 ranks each, over Soft-RoCE.  BENCH_ONLY=local or hier: that run alone.
@@ -61,7 +62,7 @@ local_cpus=2
 hier_nodes=2 hier_cpus=2 hier_rpn=2
 run_local=1 run_hier=1
 case $only in
-tcp | sim) run_local=0 run_hier=0 ;;
+tcp | sim | cluster) run_local=0 run_hier=0 ;;
 local) nodes_list= run_hier=0 ;;
 hier) nodes_list= run_local=0 ;;
 esac
@@ -110,7 +111,7 @@ cat >"$out/host.json" <<EOF
 EOF
 
 # 3. The reduction kernels on the host (no VM): GB/s next to memcpy.
-if [ -z "$only" ] || [ "$only" = tcp ] || [ "$only" = sim ]; then
+if [ "$only" != local ] && [ "$only" != hier ]; then
 	log "reduction kernels (bench/reduce_bench)"
 	make -s -C bench reduce_bench
 	if [ $smoke = 1 ]; then
