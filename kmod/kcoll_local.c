@@ -29,7 +29,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <crypto/algapi.h>
-#include <linux/pagemap.h>
+#include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -361,6 +361,25 @@ static int kcoll_local_copy(struct kcoll_comm *comm, bool is_buf, u32 handle, u6
 }
 
 /*
+ * Whether the caller's @bytes at @addr can take the result, checked before arriving (a bad
+ * buffer then fails this call alone, as the normal path's pinning does).  Not
+ * fault_in_writeable(): it stores a zero at @addr, which an in-place call's input is.
+ */
+static int kcoll_local_probe(u64 addr, size_t bytes)
+{
+	struct page *pages[2];		/* bytes <= KCOLL_LOCAL_MAX_BYTES: at most 2 pages */
+	unsigned long first = addr & PAGE_MASK;
+	int n = DIV_ROUND_UP(offset_in_page(addr) + bytes, PAGE_SIZE), got, i;
+
+	if (!addr || n > ARRAY_SIZE(pages))
+		return -EFAULT;
+	got = get_user_pages_fast(first, n, FOLL_WRITE, pages);
+	for (i = 0; i < got; i++)
+		put_page(pages[i]);
+	return got == n ? 0 : -EFAULT;
+}
+
+/*
  * A peer left (BYE) or the link to it broke, or the comm failed: a rank that never joined
  * may be gone before its group existed, so a waiter also watches its own comm (whose
  * events wake comm->wq).
@@ -424,7 +443,6 @@ int kcoll_local_run(struct kcoll_comm *comm, const struct kcoll_coll *arg, bool 
 {
 	bool in_place = arg->flags & KCOLL_COLL_IN_PLACE;
 	bool recv_is_buf = arg->flags & KCOLL_COLL_RECV_BUF;
-	char __user *recv = u64_to_user_ptr(arg->recvbuf);
 	size_t bytes = arg->count * kcoll_dtype_size(arg->dtype);
 	struct kcoll_local_group *g;
 	struct kcoll_local_sig sig;
@@ -439,7 +457,7 @@ int kcoll_local_run(struct kcoll_comm *comm, const struct kcoll_coll *arg, bool 
 	sig.in_place = in_place;
 	*fatal = false;
 	/* As the normal path pins it first: a receive side that cannot take the result. */
-	if (!recv_is_buf && (!recv || fault_in_writeable(recv, bytes)))
+	if (!recv_is_buf && kcoll_local_probe(arg->recvbuf, bytes))
 		return -EFAULT;
 	g = kcoll_local_get(comm);
 	if (IS_ERR(g))

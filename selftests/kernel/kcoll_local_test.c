@@ -161,11 +161,20 @@ static long lt_sum(int fd, uint32_t h, int dt, uint64_t count, uint32_t flags, i
 		memcpy(out, in, count * esize[dt]);
 		k.send = 0;
 	}
-	if (lt_coll(fd, h, &k))
+	st = lt_coll(fd, h, &k);
+	if (st) {
+		lt_msg("rank %u: lt_sum dt %d count %llu flags %#x: %d\n", me, dt,
+		       (unsigned long long)count, flags, st);
 		return -1;
+	}
 	if ((flags & KCOLL_COLL_NONBLOCK) && (kt_wait(fd, h, k.req, LT_TIMEOUT, &st, NULL) || st))
 		return -1;
-	return memcmp(out, exp, count * esize[dt]) ? -1 : (long)k.used;
+	if (memcmp(out, exp, count * esize[dt])) {
+		lt_msg("rank %u: dt %d count %llu flags %#x: used %#x, wrong result\n", me, dt,
+		       (unsigned long long)count, flags, k.used);
+		return -1;
+	}
+	return (long)k.used;
 }
 
 /* The bound, the variants, bad arguments. */
