@@ -131,6 +131,7 @@ struct kcoll_ctx {
 #define KCOLL_BUF_EARLY_MAX	4
 
 struct kcoll_comm;
+struct kcoll_local_group;
 struct kcoll_req;
 
 /**
@@ -318,6 +319,9 @@ struct kcoll_region {
  * @nops:	collectives submitted so far: the next one's sequence number (comm->lock)
  * @scratch:	scratch memory of the running collective, kept for the next (only the
  *		running op uses it; released at shutdown)
+ * @local:	the same-host group of its ranks (kcoll_local.c), a reference, or NULL
+ *		before the first fast call (comm->lock)
+ * @local_gone:	shut down: it never joins a group again (comm->lock)
  * @scratch_wait: the first collective found teardown_mutex taken and waits to be kicked
  *		when it is unlocked (kcoll_teardown_unlock())
  * @ctrl_waiters: threads waiting for a free control message slot (woken by its completion)
@@ -365,6 +369,8 @@ struct kcoll_comm {
 	u32 nops;
 	struct kcoll_region scratch;
 	bool scratch_wait;
+	struct kcoll_local_group *local;
+	bool local_gone;
 	atomic_t ctrl_waiters;
 	atomic64_t coll_ops;
 	atomic64_t coll_bytes;
@@ -762,6 +768,7 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg);
 void kcoll_op_put(struct kcoll_op *op);
 void kcoll_coll_kick(struct kcoll_comm *comm);
 void kcoll_coll_shutdown(struct kcoll_comm *comm);
+void kcoll_local_leave(struct kcoll_comm *comm);
 void kcoll_teardown_unlock(struct kcoll_comm *comm);
 
 /* kcoll_engine.c */

@@ -234,6 +234,26 @@ out_free:
 	return ERR_PTR(ret);
 }
 
+/*
+ * A call of the same-host path (kcoll_local.c).  Its failures once the rank arrived fail
+ * the comm, as the normal path's do once its messages went out.
+ */
+static long kcoll_local_coll(struct kcoll_comm *comm, struct kcoll_coll *arg,
+			     void __user *uarg, u32 usize)
+{
+	bool fatal;
+	int ret;
+
+	ret = kcoll_local_run(comm, arg, &fatal);
+	if (ret) {
+		if (fatal)
+			kcoll_comm_fail(comm, ret, U32_MAX);
+		return ret;
+	}
+	arg->algo_used = KCOLL_ALG_USED_LOCAL;
+	return kcoll_uarg_copy_out(uarg, usize, arg, sizeof(*arg));
+}
+
 long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 {
 	struct kcoll_comm *comm;
@@ -252,6 +272,10 @@ long kcoll_ioctl_coll(struct kcoll_ctx *ctx, void __user *uarg)
 	ret = kcoll_op_check(&arg, comm);
 	if (!ret)
 		ret = kcoll_comm_usable(comm);
+	if (!ret && kcoll_local_wanted(comm, &arg, READ_ONCE(kcoll_cfg.algo[arg.coll]))) {
+		ret = kcoll_local_coll(comm, &arg, uarg, usize);
+		goto out_put_comm;
+	}
 	/* Before pinning anything: a slot of the file's, owned by the ctx->reqs entry. */
 	if (!ret && (arg.flags & KCOLL_COLL_NONBLOCK)) {
 		ret = kcoll_ctx_take(&ctx->nreqs, kcoll_max_reqs_per_file);

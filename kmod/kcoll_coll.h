@@ -25,6 +25,10 @@ static inline bool kcoll_coll_vector(u32 coll)
 	       coll == KCOLL_REDUCE_SCATTERV;
 }
 
+/* kcoll_local.c: the same-host fast path of small collectives */
+bool kcoll_local_wanted(struct kcoll_comm *comm, const struct kcoll_coll *arg, u8 cfg_algo);
+int kcoll_local_run(struct kcoll_comm *comm, const struct kcoll_coll *arg, bool *fatal);
+
 /* kcoll_op.c */
 u64 kcoll_op_payload(const struct kcoll_op *op);
 void kcoll_op_work(struct work_struct *work);

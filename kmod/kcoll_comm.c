@@ -192,6 +192,8 @@ void kcoll_comm_shutdown(struct kcoll_comm *comm)
 	for (i = 0; i < comm->nranks; i++)
 		cancel_delayed_work_sync(&comm->conns[i].retry_work);
 	cancel_delayed_work_sync(&comm->watchdog);
+	/* First: peers waiting in a same-host rendezvous for this rank fail now. */
+	kcoll_local_leave(comm);
 
 	mutex_lock(&comm->teardown_mutex);
 	if (comm->shut) {

@@ -115,6 +115,7 @@ static void kcoll_conn_peer_left(struct kcoll_conn *conn, u32 taken)
 	if (conn->state == KCOLL_CONN_UP)
 		kcoll_conn_change_state(conn, KCOLL_CONN_DOWN);
 	kcoll_transport_up->peer_left(conn, taken);
+	wake_up_all(&comm->wq);		/* a same-host rendezvous waits for it there */
 	spin_unlock_bh(&comm->lock);
 	kcoll_nl_event_peer_lost(comm, conn->peer, -ECONNRESET);
 }

@@ -123,6 +123,8 @@ struct kcoll_mem_ops {
 /**
  * struct kcoll_transport - the operations of one transport
  * @name:	for logs and the documentation ("rdma")
+ * @same_host:	every peer it reaches is in this kernel and network namespace: the ranks
+ *		of a comm whose peers all use it may meet in memory (kcoll_local.c)
  *
  * Communicators:
  * @attach:	take what a communicator of several ranks needs before it can reach its
@@ -164,6 +166,7 @@ struct kcoll_mem_ops {
  */
 struct kcoll_transport {
 	const char *name;
+	bool same_host;
 
 	int (*attach)(struct kcoll_comm *comm);
 	void (*detach)(struct kcoll_comm *comm);

@@ -537,6 +537,7 @@ static int kcoll_loop_write(struct kcoll_conn *conn, struct kcoll_region *r, u64
 
 const struct kcoll_transport kcoll_loop_transport = {
 	.name		= "loop",
+	.same_host	= true,
 	.attach		= kcoll_loop_attach,
 	.detach		= kcoll_loop_detach,
 	.connect	= kcoll_loop_connect,

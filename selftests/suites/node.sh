@@ -43,6 +43,8 @@ run kcoll_loop $k/kcoll_loop_test
 run kcoll_tcp_local $k/kcoll_tcp_local_test
 # Four ranks that share a host (or two): groups in sysfs, the hierarchical choice.
 run kcoll_locality $k/kcoll_locality_test
+# Four loopback ranks: small all-reduces meet in kernel memory (the same-host path).
+run kcoll_local $k/kcoll_local_test
 # Fault injection needs the debug kernel, where it has a suite of its own (failnth.sh); here
 # it proves that it skips cleanly.
 [ "$RIG_FLAVOUR" = debug ] || run kcoll_failnth $k/kcoll_failnth_test

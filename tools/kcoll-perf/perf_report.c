@@ -104,10 +104,15 @@ void group_header(struct ctx *x, const struct perf_case *pc, unsigned int mem, b
 	printf("\n");
 }
 
-/* What the kernel ran: "mixed" when the ranks differ, "unknown" when not reported. */
+/*
+ * What the kernel ran: "mixed" when the ranks differ, "unknown" when not reported, "local"
+ * for the same-host rendezvous (KCOLL_ALG_USED_LOCAL).
+ */
 static const char *algo_used_name(int a)
 {
-	return a < 0 ? "mixed" : a == KCOLL_ALG_AUTO ? "unknown" : perf_algo_name(a);
+	if (a == KCOLL_ALG_USED_LOCAL)
+		return "local";
+	return a < 0 ? "mixed" : a == KCOLL_ALG_AUTO ? "unknown" : perf_algo_name(a) ?: "unknown";
 }
 
 /* One JSON line and/or CSV line per row and placement (rank 0). */

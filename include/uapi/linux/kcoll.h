@@ -452,6 +452,12 @@ enum kcoll_algorithm {
 	KCOLL_NUM_ALGORITHMS
 };
 
+/*
+ * Reported in @algo_used only, never an @algo: the ranks, all on this host, met in kernel
+ * memory (the same-host path of small blocking calls, Documentation/uapi.rst).
+ */
+#define KCOLL_ALG_USED_LOCAL	0x100
+
 #define KCOLL_COLL_NONBLOCK	(1U << 0)	/* return a request id; see KCOLL_IOC_WAIT */
 #define KCOLL_COLL_IN_PLACE	(1U << 1)	/* in-place layout (Documentation/uapi.rst) */
 #define KCOLL_COLL_SEND_BUF	(1U << 2)	/* @sendbuf is an offset in buffer @send_handle */
@@ -476,7 +482,8 @@ enum kcoll_algorithm {
  * @counts, @displs: (input) v-collectives: user pointers to nranks __u64 each
  * @send_counts, @send_displs: (input) ALLTOALLV's send side: nranks __u64 each
  * @req:	(output) with KCOLL_COLL_NONBLOCK, the request id; must be 0 on input
- * @algo_used:	(output) the algorithm that ran (or runs); must be 0 on input
+ * @algo_used:	(output) the algorithm that ran (or runs), or KCOLL_ALG_USED_LOCAL; must
+ *		be 0 on input
  * @reserved:	must be 0
  *
  * Every rank of the communicator makes the same sequence of collective calls with matching
