@@ -73,7 +73,7 @@ def fit(sim, rows, nranks, p0, rounds=3):
         "bw": [0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0],
         "lat": [0.25, 0.5, 0.75, 1.0, 1.5, 2.0],
         "ovh": None,	# additive: microseconds
-        "red": [0.03, 0.1, 0.3, 1.0, 3.0],
+        "red": [0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0],
     }
     for rnd in range(rounds):
         for k in ("lat", "ovh", "bw", "red"):
@@ -137,9 +137,11 @@ def main():
         rows = [r for r in cl["systems"]["kcoll"]["rows"]
                 if r["coll"] in COLLS and r["place"] == a.place and r["mode"] == "blocking"
                 and r["mem"] == "user" and r.get("wrong", 0) == 0 and r["median_us"] > 0]
-        if not rows or not link.get("bw") or not link.get("lat"):
+        # a perftest size that failed has no figure (None); the best of the others
+        bws = [b["bi_per_dir_gbs"] for b in link.get("bw") or [] if b.get("bi_per_dir_gbs")]
+        if not rows or not bws or not link.get("lat"):
             continue
-        p0 = {"bw": max(b["bi_per_dir_gbs"] for b in link["bw"]),
+        p0 = {"bw": max(bws),
               "lat": link["lat"]["t_typical_us"], "ovh": 0.0, "red": red0}
         pred0 = predict(a.sim, rows, n, p0)
         p, l = fit(a.sim, rows, n, p0, a.rounds)
