@@ -10,7 +10,7 @@ t() {
 	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fail=1; fi
 }
 echo "TAP version 13"
-echo "1..9"
+echo "1..11"
 out=$(cd "$top" && BENCH_MEM_MB=1024 bench/run.sh -p -n "2 4 8" 2>&1)
 t $? "bench/run.sh -p -n '2 4 8' accepts 8 VMs"
 echo "$out" | grep -q "^bench plan: 8 VMs x 1024 MiB = 8192 MiB .* deadline 14400 s$"
@@ -35,7 +35,13 @@ t $? "the whole bench plans the clusters, the same host and the hierarchical run
 out=$(cd "$top" && BENCH_ONLY=tcp bench/run.sh -p 2>&1)
 ! echo "$out" | grep -q "hierarchical\|same host"
 t $? "BENCH_ONLY=tcp leaves the same-host and hierarchical runs out"
+out=$(cd "$top" && BENCH_ONLY=sim bench/run.sh -p -n 8 2>&1)
+[ "$(echo "$out" | grep -c .)" = 1 ] && echo "$out" | grep -q "^bench plan: 8 VMs"
+t $? "BENCH_ONLY=sim plans the clusters alone (got '$out')"
+out=$(cd "$top" && BENCH_ONLY=cluster bench/run.sh -p -n 2 2>&1)
+[ "$(echo "$out" | grep -c .)" = 1 ] && echo "$out" | grep -q "^bench plan: 2 VMs"
+t $? "BENCH_ONLY=cluster plans the clusters alone (got '$out')"
 out=$(cd "$top" && BENCH_ONLY=flat bench/run.sh -p 2>&1)
-[ $? -ne 0 ] && echo "$out" | grep -q "BENCH_ONLY is tcp, local or hier, not 'flat'"
+[ $? -ne 0 ] && echo "$out" | grep -q "BENCH_ONLY is tcp, local, hier, sim or cluster, not 'flat'"
 t $? "an unknown BENCH_ONLY is refused with the values it takes"
 exit $fail
