@@ -247,7 +247,7 @@ static long kcoll_local_coll(struct kcoll_comm *comm, struct kcoll_coll *arg,
 	ret = kcoll_local_run(comm, arg, &fatal);
 	if (ret) {
 		if (fatal)
-			kcoll_comm_fail(comm, ret, U32_MAX);
+			kcoll_comm_up->fail(comm, ret, U32_MAX);
 		return ret;
 	}
 	arg->algo_used = KCOLL_ALG_USED_LOCAL;
