@@ -116,6 +116,8 @@ pt() {
 		k=0
 		until timeout 300 "$@" -p "$port" "$(rig_ip 0)" >"$R/perftest/$name.txt" 2>&1; do
 			k=$((k + 1))
+			# a run that failed after connecting says why only here: keep it
+			cp "$R/perftest/$name.txt" "$R/perftest/$name.try$k.txt"
 			[ $k -ge 30 ] && { log "$name failed"; break; }
 			sleep 1
 		done

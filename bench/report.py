@@ -147,9 +147,12 @@ def load_link(res):
     for size in sizes:
         path = os.path.join(pdir, "bw-uni-%d.txt" % size)
         uni = parse_bw(read_text(path))
-        bi = parse_bw(read_text(os.path.join(pdir, "bw-bi-%d.txt" % size)))
+        bpath = os.path.join(pdir, "bw-bi-%d.txt" % size)
+        bi = parse_bw(read_text(bpath))
         if not uni:
             link["errors"].append("ib_write_bw %s: %s" % (fmt_size(size), tail(path) or "no output"))
+        if not bi:
+            link["errors"].append("ib_write_bw -b %s: %s" % (fmt_size(size), tail(bpath) or "no output"))
         entry = {"size": size,
                  "uni_gbs": uni["avg_gbs"] if uni else None,
                  # perftest -b reports both directions added up
