@@ -124,8 +124,8 @@ def main():
         with open(path) as f:
             rep = json.load(f)
         clusters += rep["clusters"]
-        for r in rep.get("reduction_kernels", {}).get("rows", []) if red0 is None else []:
-            if r["dtype"] == "fp32" and r["op"] == "sum":
+        for r in rep.get("reduction_kernels", {}).get("rows", []):
+            if red0 is None and r["dtype"] == "fp32" and r["op"] == "sum":
                 red0 = r.get("avx2_gbs") or r.get("generic_gbs")
     red0 = red0 or 10.0
     md = ["# kcoll-sim against %s" % " ".join(a.report), ""]

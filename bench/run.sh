@@ -132,7 +132,9 @@ run_vms() {
 		"$out/$dir/node*/)"
 	# n VMs boot at once on the host's cores: a boot takes about n/cores times as long
 	# (8 VMs on 2 cores passed rig/cluster.sh's 120 s and were restarted, again at once).
-	RIG_BOOT_TIMEOUT=${RIG_BOOT_TIMEOUT:-$((n * 120 / $(nproc) > 120 ? n * 120 / $(nproc) : 120))} \
+	local boot=$((n * 120 / $(nproc)))
+	[ "$boot" -ge 120 ] || boot=120
+	RIG_BOOT_TIMEOUT=${RIG_BOOT_TIMEOUT:-$boot} \
 	nice -n "$nice_level" rig/cluster.sh -n "$n" -c "$cpus" -m "$mem" -t "$(deadline_of "$n")" \
 		-o "$out/$dir" -- "BENCH_SMOKE=$smoke BENCH_BIN=$RIG_TOP/build/bench $job" ||
 		{ log "$what: a VM did not run its job to the end"; status=1; }
