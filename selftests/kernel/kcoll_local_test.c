@@ -337,8 +337,30 @@ static int lt_victim_peer(uint64_t id, unsigned int me, int ready, bool call)
 }
 
 /*
+ * Whether @pid sleeps in ioctl(2), as /proc/PID/syscall says ("16 ..." on x86-64): a rank
+ * there is in the rendezvous or about to arrive, and arriving needs no other rank.
+ */
+static bool lt_in_ioctl(pid_t pid)
+{
+	char path[64], line[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	return !strncmp(line, "16 ", 3);
+}
+
+/*
  * Ranks 1..3 forked; @victim is killed: inside the rendezvous (@inside: ranks 1..3 call,
  * rank 0 does not until after) or before it ever came (ranks 0..2 call, rank 3 waits).
+ * Inside, rank 3 is reaped before rank 0 calls: a kill is delivered when the victim next
+ * runs, and a rank 0 arriving before that would complete the rendezvous (rank 3's input
+ * is in), which is right, but not the case under test.
  */
 static void lt_killed(struct __test_metadata *_metadata, const char *name, bool inside)
 {
@@ -368,9 +390,18 @@ static void lt_killed(struct __test_metadata *_metadata, const char *name, bool 
 	for (r = 1; r < LT_N; r++)
 		ASSERT_EQ(1, read(pipefd[0], &c, 1));
 	if (inside) {
-		usleep(300 * 1000);	/* ranks 1..3 are in the rendezvous */
+		t0 = kt_now();
+		for (r = 1; r < LT_N && kt_now() - t0 < 10.0; )
+			if (lt_in_ioctl(pids[r]))
+				r++;
+			else
+				usleep(10 * 1000);
+		ASSERT_EQ(LT_N, r) TH_LOG("rank %d never called", r);
+		usleep(100 * 1000);	/* from the ioctl's entry into the rendezvous */
 		t0 = kt_now();
 		kill(pids[3], SIGKILL);
+		ASSERT_EQ(pids[3], waitpid(pids[3], &st, 0));
+		EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 		ret = lt_coll(fd, h, &k);
 		TH_LOG("rank 0 after the kill: %d", ret);
 		EXPECT_NE(0, ret);
@@ -390,6 +421,8 @@ static void lt_killed(struct __test_metadata *_metadata, const char *name, bool 
 	}
 	TH_LOG("rank 0: %d after %.2f s", ret, kt_now() - t0);
 	for (r = 1; r < LT_N; r++) {
+		if (inside && r == 3)
+			continue;	/* reaped above */
 		ASSERT_EQ(pids[r], waitpid(pids[r], &st, 0));
 		if (r == 3) {
 			EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
