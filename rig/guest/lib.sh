@@ -34,11 +34,17 @@ rig_node_up() {
 	modprobe kcoll
 }
 
-# rig_suite_up: what every multi-node suite starts with: the node up (rig_node_up), $tap
-# (the TAP directory) made, every node answering a ping, then a barrier so the first
-# communicator is not made before the segment is up everywhere.
+# rig_suite_up [--after-smoke]: what every multi-node suite starts with: the node up
+# (rig_node_up), $tap (the TAP directory) made, every node answering a ping, then a barrier
+# so the first communicator is not made before the segment is up everywhere.  After the
+# smoke test (selftests/suites/smoke.sh, which brings the segment and the device up as its
+# own cases and unloads kcoll), only kcoll is loaded.
 rig_suite_up() {
-	rig_node_up
+	if [ "${1:-}" = --after-smoke ]; then
+		modprobe kcoll
+	else
+		rig_node_up
+	fi
 	tap=$RIG_DIR/tap
 	mkdir -p "$tap"
 	rig_ping_all

@@ -6,7 +6,13 @@
 # TCP transport: transport=auto).  TAP per test binary in $RIG_DIR/tap/.
 . rig/guest/lib.sh
 . selftests/lib/seed.sh
-rig_suite_up
+# SMOKE=1 (make check's cluster4): the smoke test first, so it needs no boot of its own.
+if [ "${SMOKE:-0}" -eq 1 ]; then
+	sh selftests/suites/smoke.sh
+	rig_suite_up --after-smoke
+else
+	rig_suite_up
+fi
 k=build/selftests/kernel
 # Over TCP, only what is transport-neutral: no two ranks a VM (that comm would mix the loop
 # and TCP transports), no split, no RDMA evil peer (kcoll_tcp_evil_test instead), no
@@ -22,6 +28,16 @@ for t in kcoll_comm_test kcoll_p2p_test kcoll_buf_test kcoll_coll_test kcoll_eng
 	"$k/$t" >"$tap/$t.tap" 2>&1
 	rig_barrier "$t-done" 600
 done
+# Three ranks, on the 4-VM rig's nodes 0..2 (node 3 waits): the collectives' schedules on a
+# number of ranks that is no power of two, without booting a 3-VM rig for it.  KT_RUN=2 keeps
+# the comm ids and kt_meet()'s barriers apart from the 4-rank run's.
+if [ "$RIG_NNODES" -eq 4 ]; then
+	if [ "$RIG_NODE" -le 2 ]; then
+		echo "node$RIG_NODE: kcoll_coll_test, 3 ranks"
+		RIG_NNODES=3 KT_RUN=2 "$k/kcoll_coll_test" >"$tap/kcoll_coll_test_3ranks.tap" 2>&1
+	fi
+	rig_barrier coll3-done 600
+fi
 ls /sys/kernel/kcoll/comms >"$RIG_DIR/comms-left.txt"
 
 # The seed example through libkcoll's env bootstrap: every rank prints n(n+1)/2.
