@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The same-host fast path of small collectives: when every peer of a communicator is
+ * The same-host path of blocking all-reduces: when every peer of a communicator is
  * reached by a same-host transport (struct kcoll_transport.same_host: the loop transport,
- * every rank in this kernel and network namespace), a small blocking all-reduce is a
- * rendezvous in memory instead of a schedule of point-to-point messages.  The schedule
+ * every rank in this kernel and network namespace), a blocking all-reduce is a rendezvous
+ * in memory instead of a schedule of point-to-point messages: through the group's slots up
+ * to KCOLL_LOCAL_MAX_BYTES a rank (this file), from the ranks' own pages above that
+ * (kcoll_local_big.c).  The schedule
  * costs every rank about a dozen work items per call and the wake-ups between them
  * (Documentation/perf.rst, "Where the 8-byte time goes"); the rendezvous costs one copy in,
  * one wake-up and one copy out.
@@ -16,7 +18,7 @@
  * waiting call of any rank fails with the error a lost peer gives (ECONNRESET) instead of
  * waiting for a rank that is gone, and no later call can mix generations.
  *
- * A call: copy the input into the rank's slot, arrive under the group lock; the last
+ * A small call: copy the input into the rank's slot, arrive under the group lock; the last
  * arrival reduces the slots in rank order into the result with the engines of the normal
  * path (kcoll_engine_reduce3()), bumps the generation and wakes the others; each copies
  * the result out.  A slot and the result are stable without the lock between generations:
@@ -37,64 +39,7 @@
 
 #include "kcoll.h"
 #include "kcoll_coll.h"
-
-/*
- * Payload per rank of the fast path: 4 KiB is where the normal path's cost stops being
- * the per-call overhead (a handful of eager messages) and starts being the copies, and it
- * keeps a group at most KCOLL_LOCAL_MAX_RANKS x 4 KiB.
- */
-#define KCOLL_LOCAL_MAX_BYTES	SZ_4K
-/* Ranks of a group: its slots, nranks x KCOLL_LOCAL_MAX_BYTES, stay a bounded allocation. */
-#define KCOLL_LOCAL_MAX_RANKS	64
-
-/* What every rank's call must agree on (the normal path's fingerprint: EPROTO). */
-struct kcoll_local_sig {
-	u64 count;
-	u8 coll;
-	u8 dtype;
-	u8 op;
-	bool in_place;
-};
-
-/**
- * struct kcoll_local_group - the ranks of one communicator on this host, meeting in memory
- * @list:	in kcoll_local_groups while not @dead (kcoll_local_mutex)
- * @ref:	one per joined rank (its comm->local) and per call in progress; the last put
- *		frees it
- * @net:	the key, constant: the network namespace (referenced) ...
- * @comm_id:	... the comm id ...
- * @secret:	... the comm's secret (wiped at free) ...
- * @nranks:	... and the comm's size
- * @lock:	guards what follows
- * @dead:	unlisted: a rank left or failed; @error says why (also kcoll_local_mutex)
- * @error:	sticky: every later call fails with it
- * @gen:	rendezvous completed so far
- * @narrived:	ranks arrived at the current one
- * @sig:	the current one's call, as its first arrival made it
- * @joined:	the ranks that joined (a rank joins once)
- * @wq:		per joined rank, its comm->wq, where it waits (cleared when it leaves):
- *		woken when @gen moves or @error is set, and by the comm's own events
- * @result:	the last rendezvous' result, KCOLL_LOCAL_MAX_BYTES
- * @slots:	@nranks inputs of KCOLL_LOCAL_MAX_BYTES; slot r written by rank r only
- */
-struct kcoll_local_group {
-	struct list_head list;
-	struct kref ref;
-	struct net *net;
-	u64 comm_id;
-	siphash_key_t secret;
-	u32 nranks;
-	struct mutex lock;		/* see @lock above */
-	bool dead;
-	int error;
-	u64 gen;
-	u32 narrived;
-	struct kcoll_local_sig sig;
-	DECLARE_BITMAP(joined, KCOLL_LOCAL_MAX_RANKS);
-	wait_queue_head_t *wq[KCOLL_LOCAL_MAX_RANKS];
-	u8 *result;
-	u8 slots[];
-};
+#include "kcoll_local_int.h"
 
 static LIST_HEAD(kcoll_local_groups);
 static DEFINE_MUTEX(kcoll_local_mutex);
@@ -102,23 +47,34 @@ static DEFINE_MUTEX(kcoll_local_mutex);
 static void kcoll_local_free(struct kref *ref)
 {
 	struct kcoll_local_group *g = container_of(ref, struct kcoll_local_group, ref);
+	u32 r;
 
+	/* A single-copy call's memory the group still holds: its rendezvous never ended. */
+	for (r = 0; r < g->nranks; r++)
+		if (g->mem[r])
+			kcoll_local_mem_put(g->mem[r]);
 	memzero_explicit(&g->secret, sizeof(g->secret));
 	put_net(g->net);
 	kvfree(g);
 }
 
-static void kcoll_local_put(struct kcoll_local_group *g)
+void kcoll_local_put(struct kcoll_local_group *g)
 {
 	kref_put(&g->ref, kcoll_local_free);
 }
 
-/* Every peer on this host, few enough ranks. */
+/*
+ * Every peer on this host, few enough ranks, and no locality table that says otherwise:
+ * a launcher's table of several hosts (ranks placed as if on several, as the tests do)
+ * gets the schedules it describes.
+ */
 static bool kcoll_local_comm(const struct kcoll_comm *comm)
 {
 	u32 i;
 
 	if (comm->nranks < 2 || comm->nranks > KCOLL_LOCAL_MAX_RANKS)
+		return false;
+	if (comm->loc.host && comm->loc.nhosts > 1)
 		return false;
 	for (i = 0; i < comm->nranks; i++)
 		if (i != comm->rank && !comm->conns[i].tp->same_host)
@@ -143,8 +99,7 @@ bool kcoll_local_wanted(struct kcoll_comm *comm, const struct kcoll_coll *arg, u
 	/* An algorithm the caller or the administrator (@cfg_algo) set runs as it is set. */
 	return arg->coll == KCOLL_ALLREDUCE && arg->algo == KCOLL_ALG_AUTO &&
 	       cfg_algo == KCOLL_ALG_AUTO && !(arg->flags & KCOLL_COLL_NONBLOCK) &&
-	       arg->count && arg->count <= KCOLL_LOCAL_MAX_BYTES / kcoll_dtype_size(arg->dtype) &&
-	       kcoll_local_comm(comm);
+	       arg->count && kcoll_local_comm(comm);
 }
 
 /* Wake every joined rank.  Context: group->lock held. */
@@ -169,7 +124,7 @@ static void kcoll_local_poison_locked(struct kcoll_local_group *g, int err)
 }
 
 /* Poison and unlist @g.  Context: process, no group lock held. */
-static void kcoll_local_poison(struct kcoll_local_group *g, int err)
+void kcoll_local_poison(struct kcoll_local_group *g, int err)
 {
 	mutex_lock(&kcoll_local_mutex);
 	if (!list_empty(&g->list))
@@ -221,7 +176,7 @@ static struct kcoll_local_group *kcoll_local_alloc(const struct kcoll_comm *comm
  * leave kills it), so it starts a group of its own, which its peers will not find: they
  * wait for it until their timeout, as they would for a peer that never calls.
  */
-static struct kcoll_local_group *kcoll_local_get(struct kcoll_comm *comm)
+struct kcoll_local_group *kcoll_local_get(struct kcoll_comm *comm)
 {
 	struct kcoll_local_group *g, *fresh;
 	int err;
@@ -402,8 +357,8 @@ static bool kcoll_local_peer_gone(const struct kcoll_comm *comm)
  * -ECONNRESET or the comm's error (a peer is gone), or -EINTR/-ETIMEDOUT; but for 0 the
  * group dies: the peers must not wait for this rank.
  */
-static int kcoll_local_wait(struct kcoll_comm *comm, struct kcoll_local_group *g, u64 gen,
-			    u32 timeout_ms)
+int kcoll_local_wait(struct kcoll_comm *comm, struct kcoll_local_group *g, u64 gen,
+		     u32 timeout_ms)
 {
 	long left;
 	int err;
@@ -429,6 +384,108 @@ static int kcoll_local_wait(struct kcoll_comm *comm, struct kcoll_local_group *g
 }
 
 /**
+ * kcoll_local_arrive - arrive at the group's current rendezvous
+ * @comm:	the arriving rank's communicator
+ * @g:		its group
+ * @sig:	the call, as every rank's must be
+ * @mem:	published as @comm's rank's (a reference the group holds), or NULL
+ * @last:	run by the last arrival before the others wake, or NULL
+ * @gen:	set to the rendezvous' generation, for kcoll_local_wait()
+ *
+ * Return: 0, the group's error, -EPROTO (the ranks' calls differ: the group dies) or
+ * -EINTR (killed waiting for the lock: the group dies).
+ */
+int kcoll_local_arrive(struct kcoll_comm *comm, struct kcoll_local_group *g,
+		       const struct kcoll_local_sig *sig, struct kcoll_local_mem *mem,
+		       kcoll_local_last_fn last, u64 *gen)
+{
+	int err;
+
+	if (mutex_lock_killable(&g->lock)) {
+		kcoll_local_poison(g, -ECONNRESET);
+		return -EINTR;
+	}
+	err = g->error;
+	if (!err && g->narrived && memcmp(&g->sig, sig, sizeof(*sig))) {
+		err = -EPROTO;
+		kcoll_local_poison_locked(g, err);
+	}
+	if (err) {
+		mutex_unlock(&g->lock);
+		return err;
+	}
+	if (!g->narrived)
+		memcpy(&g->sig, sig, sizeof(*sig));
+	if (mem && !WARN_ON_ONCE(g->mem[comm->rank])) {
+		kcoll_local_mem_get(mem);
+		g->mem[comm->rank] = mem;
+	}
+	*gen = g->gen;
+	if (++g->narrived == g->nranks) {
+		if (last)
+			last(g);
+		g->narrived = 0;
+		WRITE_ONCE(g->gen, *gen + 1);
+		kcoll_local_wake(g);
+	}
+	mutex_unlock(&g->lock);
+	return 0;
+}
+
+/* The last arrival of a small call: every slot is in. */
+static void kcoll_local_last_small(struct kcoll_local_group *g)
+{
+	kcoll_local_reduce(g);
+}
+
+/*
+ * A small call: copy the input into this rank's slot, arrive; the last arrival reduces
+ * the slots; copy the result out.
+ */
+static int kcoll_local_run_small(struct kcoll_comm *comm, const struct kcoll_coll *arg,
+				 const struct kcoll_local_sig *sig, bool *fatal)
+{
+	bool recv_is_buf = arg->flags & KCOLL_COLL_RECV_BUF;
+	size_t bytes = arg->count * kcoll_dtype_size(arg->dtype);
+	struct kcoll_local_group *g;
+	u64 gen;
+	int err;
+
+	/* As the normal path pins it first: a receive side that cannot take the result. */
+	if (!recv_is_buf && kcoll_local_probe(arg->recvbuf, bytes))
+		return -EFAULT;
+	g = kcoll_local_get(comm);
+	if (IS_ERR(g))
+		return PTR_ERR(g);
+	/* This rank's slot: nobody reads it until every rank arrived (file comment). */
+	if (sig->in_place)
+		err = kcoll_local_copy(comm, recv_is_buf, arg->recv_handle, arg->recvbuf,
+				       g->slots + comm->rank * KCOLL_LOCAL_MAX_BYTES, bytes,
+				       false);
+	else
+		err = kcoll_local_copy(comm, arg->flags & KCOLL_COLL_SEND_BUF, arg->send_handle,
+				       arg->sendbuf, g->slots + comm->rank * KCOLL_LOCAL_MAX_BYTES,
+				       bytes, false);
+	if (err)
+		goto out_put;
+
+	*fatal = true;
+	err = kcoll_local_arrive(comm, g, sig, NULL, kcoll_local_last_small, &gen);
+	if (!err)
+		err = kcoll_local_wait(comm, g, gen, arg->timeout_ms);
+	if (err)
+		goto out_put;
+
+	/* Stable until this rank arrives at its next call (file comment). */
+	*fatal = false;
+	err = kcoll_local_copy(comm, recv_is_buf, arg->recv_handle, arg->recvbuf, g->result,
+			       bytes, true);
+out_put:
+	kcoll_local_put(g);
+	return err;
+}
+
+/**
  * kcoll_local_run - a blocking call kcoll_local_wanted() took, start to end
  * @comm:	the communicator
  * @arg:	the call
@@ -441,12 +498,8 @@ static int kcoll_local_wait(struct kcoll_comm *comm, struct kcoll_local_group *g
  */
 int kcoll_local_run(struct kcoll_comm *comm, const struct kcoll_coll *arg, bool *fatal)
 {
-	bool in_place = arg->flags & KCOLL_COLL_IN_PLACE;
-	bool recv_is_buf = arg->flags & KCOLL_COLL_RECV_BUF;
 	size_t bytes = arg->count * kcoll_dtype_size(arg->dtype);
-	struct kcoll_local_group *g;
 	struct kcoll_local_sig sig;
-	u64 gen;
 	int err;
 
 	memset(&sig, 0, sizeof(sig));	/* compared with memcmp(): no stray padding */
@@ -454,65 +507,15 @@ int kcoll_local_run(struct kcoll_comm *comm, const struct kcoll_coll *arg, bool 
 	sig.coll = arg->coll;
 	sig.dtype = arg->dtype;
 	sig.op = arg->op;
-	sig.in_place = in_place;
+	sig.in_place = arg->flags & KCOLL_COLL_IN_PLACE;
 	*fatal = false;
-	/* As the normal path pins it first: a receive side that cannot take the result. */
-	if (!recv_is_buf && kcoll_local_probe(arg->recvbuf, bytes))
-		return -EFAULT;
-	g = kcoll_local_get(comm);
-	if (IS_ERR(g))
-		return PTR_ERR(g);
-	/* This rank's slot: nobody reads it until every rank arrived (file comment). */
-	if (in_place)
-		err = kcoll_local_copy(comm, recv_is_buf, arg->recv_handle, arg->recvbuf,
-				       g->slots + comm->rank * KCOLL_LOCAL_MAX_BYTES, bytes,
-				       false);
+	if (bytes <= KCOLL_LOCAL_MAX_BYTES)
+		err = kcoll_local_run_small(comm, arg, &sig, fatal);
 	else
-		err = kcoll_local_copy(comm, arg->flags & KCOLL_COLL_SEND_BUF, arg->send_handle,
-				       arg->sendbuf, g->slots + comm->rank * KCOLL_LOCAL_MAX_BYTES,
-				       bytes, false);
-	if (err)
-		goto out_put;
-
-	*fatal = true;
-	err = mutex_lock_killable(&g->lock);
-	if (err) {
-		err = -EINTR;
-		kcoll_local_poison(g, -ECONNRESET);
-		goto out_put;
-	}
-	err = g->error;
-	if (!err && g->narrived && memcmp(&g->sig, &sig, sizeof(sig))) {
-		err = -EPROTO;
-		kcoll_local_poison_locked(g, err);
-	}
-	if (err) {
-		mutex_unlock(&g->lock);
-		goto out_put;
-	}
-	if (!g->narrived)
-		memcpy(&g->sig, &sig, sizeof(sig));
-	gen = g->gen;
-	if (++g->narrived == g->nranks) {
-		kcoll_local_reduce(g);
-		g->narrived = 0;
-		WRITE_ONCE(g->gen, gen + 1);
-		kcoll_local_wake(g);
-	}
-	mutex_unlock(&g->lock);
-	err = kcoll_local_wait(comm, g, gen, arg->timeout_ms);
-	if (err)
-		goto out_put;
-
-	/* Stable until this rank arrives at its next call (file comment). */
-	*fatal = false;
-	err = kcoll_local_copy(comm, recv_is_buf, arg->recv_handle, arg->recvbuf, g->result,
-			       bytes, true);
+		err = kcoll_local_run_big(comm, arg, &sig, fatal);
 	if (!err) {
 		atomic64_inc(&comm->coll_ops);
 		atomic64_add(bytes, &comm->coll_bytes);
 	}
-out_put:
-	kcoll_local_put(g);
 	return err;
 }

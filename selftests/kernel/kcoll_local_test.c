@@ -19,7 +19,8 @@
 #include <sys/mman.h>
 
 #define LT_N		4
-#define LT_BOUND	4096		/* bytes per rank of the fast path (kcoll_local.c) */
+#define LT_BOUND	4096		/* bytes per rank through the group's slots (kcoll_local.c) */
+#define LT_BIG		((1 << 20) + 3)	/* elements of the large single-copy calls */
 #define LT_TIMEOUT	30000
 
 /* Test children leave with _exit(): unbuffered stderr keeps every message. */
@@ -190,16 +191,19 @@ static int lt_bound(uint64_t id, unsigned int me)
 
 	if (fd < 0 || lt_create(fd, id, me, &h))
 		return 1;
-	/* bound - 1 and bound bytes on the fast path, bound + 1 on the normal one. */
+	/*
+	 * bound - 1 and bound bytes through the slots, bound + 1 single-copy
+	 * (kcoll_local_big.c): every one on the same-host path.
+	 */
 	if (lt_sum(fd, h, KCOLL_INT8, LT_BOUND - 1, 0, 0, me) != local)
 		return 2;
 	if (lt_sum(fd, h, KCOLL_INT8, LT_BOUND, 0, 0, me) != local)
 		return 3;
-	if (lt_sum(fd, h, KCOLL_INT8, LT_BOUND + 1, 0, 0, me) == local)
+	if (lt_sum(fd, h, KCOLL_INT8, LT_BOUND + 1, 0, 0, me) != local)
 		return 4;
 	if (lt_sum(fd, h, KCOLL_INT32, LT_BOUND / 4, 0, 0, me) != local)
 		return 5;
-	if (lt_sum(fd, h, KCOLL_INT32, LT_BOUND / 4 + 1, 0, 0, me) == local)
+	if (lt_sum(fd, h, KCOLL_INT32, LT_BOUND / 4 + 1, KCOLL_COLL_IN_PLACE, 0, me) != local)
 		return 6;
 	/* In place: fast.  Non-blocking, or an algorithm forced: the normal path. */
 	if (lt_sum(fd, h, KCOLL_INT32, 8, KCOLL_COLL_IN_PLACE, 0, me) != local)
@@ -265,6 +269,109 @@ TEST(bound_and_variants)
 	EXPECT_EQ(0, kt_count_comms());
 }
 
+/*
+ * The single-copy path: every datatype x operator at 4097 elements (shares of 1024 and
+ * 1025: uneven), out of place and in place, against the reference and bit for bit against
+ * the flat ring for the integers; then LT_BIG elements of int32 SUM and fp32 AVG, in
+ * plain memory and in zero-copy buffers at an odd offset.
+ */
+static int lt_big(uint64_t id, unsigned int me)
+{
+	const size_t cap = (size_t)LT_BIG * 8;
+	int fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC), dt, op, ip;
+	uint8_t *in = malloc(cap), *out = malloc(cap), *exp = malloc(cap), *flat = malloc(cap);
+	static const int bigs[][2] = { { KCOLL_INT32, KCOLL_SUM }, { KCOLL_FP32, KCOLL_AVG } };
+	uint64_t boff, n;
+	uint8_t *map;
+	unsigned int b;
+	uint32_t h, bh;
+
+	if (fd < 0 || !in || !out || !exp || !flat || lt_create(fd, id, me, &h))
+		return 1;
+	for (dt = 0; dt < KCOLL_NUM_DATATYPES; dt++) {
+		for (op = 0; op < KCOLL_NUM_RED_OPS; op++) {
+			if (op == KCOLL_AVG && !is_float(dt))
+				continue;
+			for (ip = 0; ip < 2; ip++) {
+				struct lt_call k = { .dt = dt, .op = op, .count = 4097,
+						     .send = (uintptr_t)in, .recv = (uintptr_t)out };
+
+				lt_fill(dt, op, k.count, me, in, exp);
+				memset(out, 0xa5, k.count * esize[dt]);
+				if (ip) {
+					memcpy(out, in, k.count * esize[dt]);
+					k.flags = KCOLL_COLL_IN_PLACE;
+					k.send = 0;
+				}
+				if (lt_coll(fd, h, &k))
+					return 2;
+				if (k.used != KCOLL_ALG_USED_LOCAL)
+					return 3;
+				if (memcmp(out, exp, k.count * esize[dt])) {
+					lt_msg("rank %u: dtype %d op %d in place %d differs\n", me,
+					       dt, op, ip);
+					return 4;
+				}
+				if (is_float(dt) || ip)
+					continue;
+				k.algo = KCOLL_ALG_RING;
+				k.recv = (uintptr_t)flat;
+				if (lt_coll(fd, h, &k) || k.used != KCOLL_ALG_RING)
+					return 5;
+				if (memcmp(out, flat, k.count * esize[dt]))
+					return 6;
+			}
+		}
+	}
+	for (b = 0; b < 2; b++) {
+		struct lt_call k = { .dt = bigs[b][0], .op = bigs[b][1], .count = LT_BIG,
+				     .send = (uintptr_t)in, .recv = (uintptr_t)out };
+
+		n = k.count * esize[k.dt];
+		lt_fill(k.dt, k.op, k.count, me, in, exp);
+		if (lt_coll(fd, h, &k) || k.used != KCOLL_ALG_USED_LOCAL)
+			return 7;
+		if (memcmp(out, exp, n))
+			return 8;
+		/* Both sides in one zero-copy buffer: input at 4, output after it. */
+		if (kt_buf_create(fd, h, 2 * n + 8, &bh, &boff))
+			return 9;
+		map = mmap(NULL, 2 * n + 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, boff);
+		if (map == MAP_FAILED)
+			return 10;
+		memcpy(map + 4, in, n);
+		k.flags = KCOLL_COLL_SEND_BUF | KCOLL_COLL_RECV_BUF;
+		k.sh = k.rh = bh;
+		k.send = 4;
+		k.recv = 4 + n;
+		if (lt_coll(fd, h, &k) || k.used != KCOLL_ALG_USED_LOCAL)
+			return 11;
+		if (memcmp(map + 4 + n, exp, n))
+			return 12;
+		munmap(map, 2 * n + 8);
+		/* A blocking call's buffers are free when it returns. */
+		if (kt_buf_destroy(fd, h, bh))
+			return 13;
+	}
+	if (kt_comm_destroy(fd, h))
+		return 14;
+	close(fd);
+	free(in);
+	free(out);
+	free(exp);
+	free(flat);
+	return 0;
+}
+
+TEST(big)
+{
+	int fails[LT_N];
+
+	EXPECT_EQ(0, lt_run(kt_comm_id("local_big", 0), lt_big, fails))
+		TH_LOG("steps failed: %d %d %d %d", fails[0], fails[1], fails[2], fails[3]);
+	EXPECT_EQ(0, kt_count_comms());
+}
+
 /* Consecutive calls of changing sizes: each generation's result is its own. */
 static int lt_many(uint64_t id, unsigned int me)
 {
@@ -305,21 +412,28 @@ TEST(many_calls)
 	EXPECT_EQ(0, kt_count_comms());
 }
 
+/* The int32 SUM of the kill cases, of @count elements (input zeroed; a leak, for _exit()). */
+static struct lt_call lt_kill_call(uint64_t count)
+{
+	return (struct lt_call){ .dt = KCOLL_INT32, .op = KCOLL_SUM, .count = count,
+				 .send = (uintptr_t)calloc(count, 4),
+				 .recv = (uintptr_t)calloc(count, 4) };
+}
+
 /*
- * A child rank: create, say so on @ready, then (@call) an all-reduce whose outcome is the
- * exit status: 0 for ECONNRESET within 10 s, else a step; or (!@call) sleep to be killed.
+ * A child rank: create, say so on @ready, then (@call) an all-reduce of @count whose
+ * outcome is the exit status: 0 for ECONNRESET within 10 s, else a step; or (!@call) sleep
+ * to be killed.
  */
-static int lt_victim_peer(uint64_t id, unsigned int me, int ready, bool call)
+static int lt_victim_peer(uint64_t id, unsigned int me, int ready, bool call, uint64_t count)
 {
 	int fd = open(KCOLL_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-	int32_t in[4] = { 1, 2, 3, 4 }, out[4];
-	struct lt_call k = { .dt = KCOLL_INT32, .op = KCOLL_SUM, .count = 4,
-			     .send = (uintptr_t)in, .recv = (uintptr_t)out };
+	struct lt_call k = lt_kill_call(count);
 	uint32_t h;
 	double t0;
 	int ret;
 
-	if (fd < 0 || lt_create(fd, id, me, &h))
+	if (fd < 0 || !k.send || !k.recv || lt_create(fd, id, me, &h))
 		return 1;
 	if (write(ready, "r", 1) != 1)
 		return 2;
@@ -362,25 +476,25 @@ static bool lt_in_ioctl(pid_t pid)
  * runs, and a rank 0 arriving before that would complete the rendezvous (rank 3's input
  * is in), which is right, but not the case under test.
  */
-static void lt_killed(struct __test_metadata *_metadata, const char *name, bool inside)
+static void lt_killed(struct __test_metadata *_metadata, const char *name, bool inside,
+		      uint64_t count)
 {
 	uint64_t id = kt_comm_id(name, 0);
-	int32_t in[4] = { 1, 2, 3, 4 }, out[4];
-	struct lt_call k = { .dt = KCOLL_INT32, .op = KCOLL_SUM, .count = 4,
-			     .send = (uintptr_t)in, .recv = (uintptr_t)out };
+	struct lt_call k = lt_kill_call(count);
 	int pipefd[2], r, st, fd, ret;
 	pid_t pids[LT_N], killer;
 	uint32_t h;
 	double t0;
 	char c;
 
+	ASSERT_TRUE(k.send && k.recv);
 	ASSERT_EQ(0, pipe(pipefd));
 	for (r = 1; r < LT_N; r++) {
 		pids[r] = fork();
 		ASSERT_LE(0, pids[r]);
 		if (!pids[r]) {
 			close(pipefd[0]);
-			_exit(lt_victim_peer(id, r, pipefd[1], inside || r != 3));
+			_exit(lt_victim_peer(id, r, pipefd[1], inside || r != 3, count));
 		}
 	}
 	close(pipefd[1]);
@@ -434,17 +548,30 @@ static void lt_killed(struct __test_metadata *_metadata, const char *name, bool 
 	EXPECT_EQ(0, kt_comm_destroy(fd, h));
 	close(fd);
 	close(pipefd[0]);
+	free((void *)(uintptr_t)k.send);
+	free((void *)(uintptr_t)k.recv);
 	EXPECT_EQ(0, kt_count_comms());
 }
 
 TEST(killed_inside)
 {
-	lt_killed(_metadata, "local_killed_inside", true);
+	lt_killed(_metadata, "local_killed_inside", true, 4);
 }
 
 TEST(killed_before)
 {
-	lt_killed(_metadata, "local_killed_before", false);
+	lt_killed(_metadata, "local_killed_before", false, 4);
+}
+
+/* The same on the single-copy path: rank 3's pinned pages die with it, or after. */
+TEST(killed_inside_big)
+{
+	lt_killed(_metadata, "local_killed_inside_big", true, LT_BIG);
+}
+
+TEST(killed_before_big)
+{
+	lt_killed(_metadata, "local_killed_before_big", false, LT_BIG);
 }
 
 /* Honest ranks 0..2 and rank 3 with the id but another secret: nobody gets ready. */

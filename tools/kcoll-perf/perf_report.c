@@ -106,7 +106,7 @@ void group_header(struct ctx *x, const struct perf_case *pc, unsigned int mem, b
 
 /*
  * What the kernel ran: "mixed" when the ranks differ, "unknown" when not reported, "local"
- * for the same-host rendezvous (KCOLL_ALG_USED_LOCAL).
+ * for the same-host path (KCOLL_ALG_USED_LOCAL).
  */
 static const char *algo_used_name(int a)
 {

@@ -454,7 +454,7 @@ enum kcoll_algorithm {
 
 /*
  * Reported in @algo_used only, never an @algo: the ranks, all on this host, met in kernel
- * memory (the same-host path of small blocking calls, Documentation/uapi.rst).
+ * memory (the same-host path of blocking all-reduces, Documentation/uapi.rst).
  */
 #define KCOLL_ALG_USED_LOCAL	0x100
 
