@@ -81,6 +81,15 @@ def perftest_bw(link):
     return b["uni_gbs"], b["bi_per_dir_gbs"]
 
 
+def transfer(q0, q, p0):
+    """The fit q of a cluster whose perftest start was q0, carried to one whose start is p0:
+    each parameter scaled by the change of the perftest figure it started from."""
+    fu, fb = p0["bw"] / q0["bw"], p0["host"] / q0["host"]
+    fl = p0["lat"] / q0["lat"]
+    return {"bw": q["bw"] * fu, "host": q["host"] * fb, "lat": q["lat"] * fl,
+            "ovh": q["ovh"] * fl, "red": q["red"] * fb}
+
+
 def loss(pred, rows):
     errs = [abs(math.log(x / r["median_us"])) for x, r in zip(pred, rows) if x and x > 0]
     return sum(errs) / len(errs) if errs else float("inf")
@@ -180,10 +189,7 @@ def main():
         prev = next((f for f in reversed(fits) if f[0] < n), None)
         if prev:
             m, q0, q = prev
-            fu, fb = p0["bw"] / q0["bw"], p0["host"] / q0["host"]
-            fl = p0["lat"] / q0["lat"]
-            pt = {"bw": q["bw"] * fu, "host": q["host"] * fb, "lat": q["lat"] * fl,
-                  "ovh": q["ovh"] * fl, "red": q["red"] * fb}
+            pt = transfer(q0, q, p0)
             tabs.append(("from %d VMs" % m, err_table(predict(a.sim, rows, n, pt), rows)))
         fits.append((n, p0, p))
         head = ("%d VMs: perftest link %.4g GB/s, host %.4g GB/s, %.4g us; fitted link "
