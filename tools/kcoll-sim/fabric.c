@@ -9,9 +9,17 @@
  *   [2RN, 2RN+N)        memory link of node n (messages between ranks of one node)
  *   leaf-spine          rail j, leaf l, spine s: up (leaf -> spine), down (spine -> leaf)
  *   fat-tree            rail j, pod p, edge e, agg a: up/down; then agg a, core c: up/down
+ *   host_bw > 0         last: node n's host resource, host_links + n
  * Multipath (spine, aggregation and core switch) is chosen by a hash of (sender, receiver),
  * like ECMP on a flow's addresses: deterministic, collisions included.
+ *
+ * The host resource is one capacity a node, shared by everything the node sends or receives
+ * through any of its NICs: where the NIC is software (Soft-RoCE, siw), the node's CPU pays
+ * for both directions.  Same-node messages do not cross it: they are copies on the memory
+ * link, which already bounds them, and never reach the NIC stack.  Its links are numbered
+ * after every other, so without host_bw the ids, and the runs, are what they were.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +46,10 @@ int simnet_topo_init(struct simnet_topo_info *t, const struct simnet_fabric *f, 
 	if (!(f->link_bw > 0) || !(f->mem_bw > 0) || f->lat < 0 || f->hop_lat < 0 ||
 	    f->shm_lat < 0) {
 		snprintf(err, errlen, "bandwidths must be positive, latencies not negative");
+		return -1;
+	}
+	if (!(f->host_bw >= 0) || isinf(f->host_bw)) {
+		snprintf(err, errlen, "host bandwidth must be positive (0: unlimited)");
 		return -1;
 	}
 	N = div_up(nranks, f->ranks_per_node);
@@ -93,10 +105,13 @@ int simnet_topo_init(struct simnet_topo_info *t, const struct simnet_fabric *f, 
 		snprintf(err, errlen, "unknown topology");
 		return -1;
 	}
+	if (f->host_bw > 0)
+		links += N;
 	if (links > 0x7fffffffULL) {
 		snprintf(err, errlen, "too many links (%llu)", (unsigned long long)links);
 		return -1;
 	}
+	t->host_links = (uint32_t)links - (f->host_bw > 0 ? N : 0);
 	t->nlinks = (uint32_t)links;
 	return 0;
 }
@@ -124,6 +139,8 @@ int simnet_path(const struct simnet_topo_info *t, uint32_t a, uint32_t b, uint32
 		return 1;
 	}
 	h = hash2(a, b);
+	if (f->host_bw > 0)
+		links[n++] = t->host_links + na;
 	links[n++] = 2 * (j * N + na);
 	if (f->topo == SIMNET_LEAFSPINE) {
 		uint32_t la = na / t->H, lb = nb / t->H, s = h % t->M;
@@ -153,6 +170,8 @@ int simnet_path(const struct simnet_topo_info *t, uint32_t a, uint32_t b, uint32
 		}
 	}
 	links[n++] = 2 * (j * N + nb) + 1;
+	if (f->host_bw > 0)
+		links[n++] = t->host_links + nb;
 	*lat = f->lat + (hops - 1) * f->hop_lat;
 	return (int)n;
 }
@@ -165,6 +184,8 @@ double simnet_link_cap(const struct simnet_topo_info *t, uint32_t link)
 		return f->link_bw;
 	if (link < t->node_links_end)
 		return f->mem_bw;
+	if (f->host_bw > 0 && link >= t->host_links)
+		return f->host_bw;
 	if (f->topo == SIMNET_LEAFSPINE)	/* H ports down, M up: H*B / (M*uplink) = oversub */
 		return t->H * f->link_bw / (t->M * f->oversub);
 	return f->link_bw;
@@ -180,6 +201,8 @@ void simnet_link_name(const struct simnet_topo_info *t, uint32_t link, char *buf
 		snprintf(buf, len, "node%u.nic%u.%s", x % N, x / N, link % 2 ? "down" : "up");
 	} else if (link < t->node_links_end) {
 		snprintf(buf, len, "node%u.mem", link - 2 * R * N);
+	} else if (f->host_bw > 0 && link >= t->host_links) {
+		snprintf(buf, len, "node%u.host", link - t->host_links);
 	} else if (f->topo == SIMNET_LEAFSPINE) {
 		x = (link - t->node_links_end) / 2;
 		snprintf(buf, len, "rail%u.leaf%u%sspine%u", x / (t->L * t->M), x / t->M % t->L,

@@ -70,6 +70,8 @@ static void usage(FILE *f)
 "  -T, --transport NAME    presets: rdma, tcp, same-host (every rank on one node): rdma\n"
 "      --bw GBPS           NIC and switch port bandwidth, GB/s (1e9 B/s): 12.5\n"
 "      --mem-bw GBPS       a node's memory link (same-node messages), GB/s: 20\n"
+"      --host-bw GBPS      a node's host, shared by all it sends and receives over its\n"
+"                          NICs (a software NIC's CPU), GB/s: unlimited\n"
 "      --red-bw GBPS       reduction speed, GB/s of reduced bytes (0: free): 10\n"
 "      --lat US            one message through one switch, microseconds\n"
 "      --hop-lat US        each further switch on the path, microseconds\n"
@@ -110,7 +112,7 @@ static void usage(FILE *f)
 enum {
 	O_CHUNK = 256, O_LEAVES, O_HPL, O_SPINES, O_OVERSUB, O_BW, O_MEMBW, O_REDBW, O_LAT,
 	O_HOPLAT, O_SHMLAT, O_OVH, O_EAGER, O_CSV, O_TRACE, O_SHARE, O_SMALL, O_MEDIUM,
-	O_TREE, O_CHOOSE, O_NOLOC, O_DERIVE, O_CHECKTAB, O_MAXRANKS,
+	O_TREE, O_CHOOSE, O_NOLOC, O_DERIVE, O_CHECKTAB, O_MAXRANKS, O_HOSTBW,
 };
 
 /* a long option that takes an argument, and one that does not */
@@ -128,7 +130,8 @@ static const struct option long_opts[] = {
 	OPT_ARG("leaves", O_LEAVES), OPT_ARG("hosts-per-leaf", O_HPL),
 	OPT_ARG("spines", O_SPINES), OPT_ARG("oversub", O_OVERSUB), OPT_ARG("k", 'k'),
 	OPT_ARG("transport", 'T'), OPT_ARG("bw", O_BW), OPT_ARG("mem-bw", O_MEMBW),
-	OPT_ARG("red-bw", O_REDBW), OPT_ARG("lat", O_LAT), OPT_ARG("hop-lat", O_HOPLAT),
+	OPT_ARG("host-bw", O_HOSTBW), OPT_ARG("red-bw", O_REDBW), OPT_ARG("lat", O_LAT),
+	OPT_ARG("hop-lat", O_HOPLAT),
 	OPT_ARG("shm-lat", O_SHMLAT), OPT_ARG("overhead", O_OVH), OPT_ARG("eager", O_EAGER),
 
 	OPT_FLAG("json", 'j'), OPT_FLAG("choose", O_CHOOSE), OPT_FLAG("sweep", 'S'),
@@ -308,6 +311,11 @@ static int parse(int argc, char **argv, struct opts *o)
 			if (simnet_transport(c, a))
 				return bad("unknown transport '%s'%s (rdma, tcp, same-host)", a, "");
 			same_host = !strcmp(a, "same-host");
+			break;
+		case O_HOSTBW:	/* no 0 for "unlimited": leaving it out says that */
+			if (num(a, 1e-9, 1e9, &v))
+				return bad("--host-bw: '%s' is not a positive number of GB/s%s", a, "");
+			c->fab.host_bw = v * 1e9;
 			break;
 		case O_OVERSUB:
 		case O_BW:
@@ -523,6 +531,8 @@ static void print_one(const struct opts *o, const struct row *w)
 		kcoll_jw_kv_uint(&jw, "links", r->nlinks);
 #define JNUM(key, v) do { kcoll_jw_key(&jw, key); kcoll_jw_double(&jw, (v)); } while (0)
 		JNUM("link_gbs", c->fab.link_bw / 1e9);
+		if (c->fab.host_bw > 0)
+			JNUM("host_gbs", c->fab.host_bw / 1e9);
 		JNUM("lat_us", c->fab.lat * 1e6);
 		JNUM("overhead_us", c->overhead * 1e6);
 		JNUM("red_gbs", c->red_bw / 1e9);
@@ -573,9 +583,12 @@ static void print_one(const struct opts *o, const struct row *w)
 	       "kcoll-sim:", perf_coll_name(o->coll), w->bytes, w->count,
 	       perf_dtype_name(o->dtype), o->nranks, c->fab.ranks_per_node,
 	       perf_algo_name(w->algo), o->algo == KCOLL_ALG_AUTO ? " (auto)" : "");
-	printf("fabric: %s, %u rail(s), %u links, %.3g GB/s, latency %.3g us, overhead %.3g us\n",
+	printf("fabric: %s, %u rail(s), %u links, %.3g GB/s, latency %.3g us, overhead %.3g us",
 	       topo_name(c->fab.topo), c->fab.rails, r->nlinks, c->fab.link_bw / 1e9,
 	       c->fab.lat * 1e6, c->overhead * 1e6);
+	if (c->fab.host_bw > 0)
+		printf(", hosts %.3g GB/s", c->fab.host_bw / 1e9);
+	printf("\n");
 	printf("time      %12.3f us  (first rank done at %.3f us)\n", r->time * 1e6,
 	       r->first_end * 1e6);
 	printf("algbw     %12.4f GB/s\nbusbw     %12.4f GB/s\n", algbw, busbw);

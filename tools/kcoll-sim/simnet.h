@@ -13,8 +13,9 @@
  * once (the send completes when the receiver's CTS and the data's acknowledgement are back),
  * larger ones wait for the receiver's CTS (one latency after the receive is posted), then
  * move as a flow.  A flow crosses the links of its path (NIC up, switch links, NIC down; a
- * node's memory "link" between ranks of one node) and gets a max-min fair share of every link,
- * recomputed when flows start or end (only over the flows connected to the links that
+ * node's memory "link" between ranks of one node; with host_bw, the sending and the
+ * receiving node's host resource around the NICs) and gets a max-min fair share of every
+ * link, recomputed when flows start or end (only over the flows connected to the links that
  * changed, at most sharing_limit flows; see Documentation/sim.rst).  The data is delivered one
  * path latency after its last byte left.
  */
@@ -35,6 +36,8 @@ struct simnet_fabric {
 	uint32_t rails;			/* NICs per node, >= 1; each rail is its own fabric */
 	double link_bw;			/* bytes/s of a NIC and of every switch port */
 	double mem_bw;			/* bytes/s of a node's memory link (same-node messages) */
+	double host_bw;			/* bytes/s a node's host moves through its NICs, sent
+					 * plus received (a software NIC's CPU); 0: unlimited */
 	double lat;			/* s, one message end to end through one switch */
 	double hop_lat;			/* s, each further switch on the path */
 	double shm_lat;			/* s, a same-node message */
@@ -78,7 +81,7 @@ struct simnet_result {
 	uint64_t messages, bytes, flows_resolved, events;
 	uint32_t unique_scheds;		/* distinct schedules (ranks with equal relative ones share) */
 	uint64_t sched_steps;		/* steps of all ranks */
-	/* the busiest link: most bytes for its capacity */
+	/* the busiest link (or host resource): most bytes for its capacity */
 	char busiest[64];
 	double busiest_bytes, busiest_util;	/* util = bytes / (capacity * time) */
 	uint32_t nlinks;
@@ -103,12 +106,13 @@ int simnet_run(const struct simnet_cfg *cfg, struct simnet_result *res);
 void simnet_result_free(struct simnet_result *res);
 
 /* Fabric paths (fabric.c): the links a message from rank a to rank b crosses. */
-#define SIMNET_MAX_HOPS	6
+#define SIMNET_MAX_HOPS	8	/* fat-tree's 6, and the two hosts */
 struct simnet_topo_info {
 	struct simnet_fabric f;
 	uint32_t nranks, nodes;
 	uint32_t nlinks;
 	uint32_t node_links_end;	/* links below: NIC up/down, memory */
+	uint32_t host_links;		/* from here to nlinks: one host resource a node (host_bw) */
 	uint32_t L, H, M, K;		/* leaves, hosts per leaf, spines, fat-tree k */
 };
 int simnet_topo_init(struct simnet_topo_info *t, const struct simnet_fabric *f, uint32_t nranks,
