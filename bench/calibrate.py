@@ -32,6 +32,12 @@ For every cluster size of the report (one rank per VM, the VMs on one virtual sw
      VMs share the host's cores, so a bigger cluster has slower "links"; perftest is the only
      figure this uses from the bigger size.
 
+--shared also fits a cluster-wide capacity (kcoll-sim --shared-bw: what all nodes together
+move between nodes), started at 2 * bi too (what the cluster moved in perftest's two-way
+run) and carried like the host: on the rig the VMs are emulated on one machine's cores, and
+the bytes the whole cluster moves per second are about the same for any collective and
+cluster size (Documentation/sim.rst, "Calibration").
+
 Several reports (e.g. a 2- and 4-VM run and a BENCH_ONLY=sim 8-VM run) are read as one.
 
 Python 3 standard library only.
@@ -54,6 +60,8 @@ def sim_sweep(sim, coll, nranks, maxb, p):
            "-f", "2", "--bw", "%.9g" % p["bw"], "--lat", "%.9g" % p["lat"],
            "--hop-lat", "0", "--overhead", "%.9g" % p["ovh"],
            "--red-bw", "%.9g" % p["red"], "--host-bw", "%.9g" % p["host"]]
+    if p.get("shared"):
+        cmd += ["--shared-bw", "%.9g" % p["shared"]]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     res = {}
     for line in out.splitlines():
@@ -86,8 +94,11 @@ def transfer(q0, q, p0):
     each parameter scaled by the change of the perftest figure it started from."""
     fu, fb = p0["bw"] / q0["bw"], p0["host"] / q0["host"]
     fl = p0["lat"] / q0["lat"]
-    return {"bw": q["bw"] * fu, "host": q["host"] * fb, "lat": q["lat"] * fl,
-            "ovh": q["ovh"] * fl, "red": q["red"] * fb}
+    t = {"bw": q["bw"] * fu, "host": q["host"] * fb, "lat": q["lat"] * fl,
+         "ovh": q["ovh"] * fl, "red": q["red"] * fb}
+    if "shared" in q:
+        t["shared"] = q["shared"] * fb
+    return t
 
 
 def loss(pred, rows):
@@ -101,12 +112,15 @@ def fit(sim, rows, nranks, p0, rounds=3):
     grids = {
         "bw": [0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0],
         "host": [0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0],
+        "shared": [0.5, 0.7, 0.85, 1.0, 1.2, 1.5, 2.0],
         "lat": [0.25, 0.5, 0.75, 1.0, 1.5, 2.0],
         "ovh": None,	# additive: microseconds
         "red": [0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0],
     }
     for rnd in range(rounds):
-        for k in ("lat", "ovh", "bw", "host", "red"):
+        for k in ("lat", "ovh", "bw", "host", "shared", "red"):
+            if k not in p:
+                continue
             if k == "ovh":
                 cands = [0, 25, 50, 100, 150, 200, 300, 400, 600]
                 if rnd:
@@ -146,6 +160,8 @@ def main():
                     help="kcoll-perf rows to use (kcoll-sim models out-of-place calls)")
     ap.add_argument("-o", "--output", help="also write the tables as Markdown here")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--shared", action="store_true",
+                    help="also fit a cluster-wide capacity (kcoll-sim --shared-bw)")
     a = ap.parse_args()
     if not os.access(a.sim, os.X_OK):
         sys.exit("calibrate: %s: not built (make -C tools/kcoll-sim)" % a.sim)
@@ -161,7 +177,8 @@ def main():
     # the reports as the repository names them: no host's absolute paths in the table
     shown = [os.path.relpath(os.path.abspath(r), top) for r in a.report]
     shown = [r if not r.startswith("..") else os.path.basename(r) for r in shown]
-    md = ["# kcoll-sim against %s" % " ".join(shown), ""]
+    md = ["# kcoll-sim against %s%s" % (" ".join(shown), " (--shared)" if a.shared else ""),
+          ""]
     summary = []
     fits = []	# (nodes, perftest parameters, fitted parameters), smallest first
     for cl in sorted(clusters, key=lambda c: c["nodes"]):
@@ -175,6 +192,8 @@ def main():
             continue
         p0 = {"bw": pf[0], "host": 2 * pf[1],
               "lat": link["lat"]["t_typical_us"], "ovh": 0.0, "red": red0}
+        if a.shared:
+            p0["shared"] = 2 * pf[1]
         pred0 = predict(a.sim, rows, n, p0)
         p, l = fit(a.sim, rows, n, p0, a.rounds)
         pred = predict(a.sim, rows, n, p)
@@ -192,11 +211,13 @@ def main():
             pt = transfer(q0, q, p0)
             tabs.append(("from %d VMs" % m, err_table(predict(a.sim, rows, n, pt), rows)))
         fits.append((n, p0, p))
-        head = ("%d VMs: perftest link %.4g GB/s, host %.4g GB/s, %.4g us; fitted link "
-                "%.4g GB/s, host %.4g GB/s, lat %.4g us, overhead %.4g us, reduction %.4g GB/s "
+        sh0 = ", shared %.4g GB/s" % p0["shared"] if "shared" in p0 else ""
+        sh = ", shared %.4g GB/s" % p["shared"] if "shared" in p else ""
+        head = ("%d VMs: perftest link %.4g GB/s, host %.4g GB/s%s, %.4g us; fitted link "
+                "%.4g GB/s, host %.4g GB/s%s, lat %.4g us, overhead %.4g us, reduction %.4g GB/s "
                 "(mean |log err| %.3f)"
-                % (n, p0["bw"], p0["host"], p0["lat"], p["bw"], p["host"], p["lat"], p["ovh"],
-                   p["red"], l))
+                % (n, p0["bw"], p0["host"], sh0, p0["lat"], p["bw"], p["host"], sh, p["lat"],
+                   p["ovh"], p["red"], l))
         print(head)
         md += ["## " + head, "",
                "| coll | size (B) | measured (us) | perftest-only (us) | err | fitted (us) | err |",

@@ -57,6 +57,26 @@ def cluster(n, p):
             "systems": {"kcoll": {"rows": rows}}}
 
 
+def write_report(d, name, truth):
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        json.dump({"clusters": [cluster(n, p) for n, p in truth.items()],
+                   "reduction_kernels": {"rows": [{"dtype": "fp32", "op": "sum",
+                                                   "avx2_gbs": RED0}]}}, f)
+    return path
+
+
+def medians(stdout):
+    """{(VMs, prediction): (median % >= 64 KiB, median % below)} of calibrate.py's summary."""
+    med = {}
+    for line in stdout.splitlines():
+        m = re.match(r"(\d) VMs (.+?)\s+median \|error\|:\s+([\d.]+)% \(>= 64 KiB\),"
+                     r"\s+([\d.]+)% \(< 64 KiB\)", line)
+        if m:
+            med[(int(m.group(1)), m.group(2))] = (float(m.group(3)), float(m.group(4)))
+    return med
+
+
 def main():
     print("TAP version 13")
     if not os.access(SIM, os.X_OK):
@@ -76,22 +96,13 @@ def main():
        "transfer: link by the one-way, host and reduction by the two-way, time by latency")
 
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "report.json")
-        with open(path, "w") as f:
-            json.dump({"clusters": [cluster(n, p) for n, p in TRUTH.items()],
-                       "reduction_kernels": {"rows": [{"dtype": "fp32", "op": "sum",
-                                                       "avx2_gbs": RED0}]}}, f)
+        path = write_report(d, "report.json", TRUTH)
         md = os.path.join(d, "table.md")
         out = subprocess.run([sys.executable, os.path.join(TOP, "bench/calibrate.py"),
                               "--sim", SIM, "-o", md, path], capture_output=True, text=True)
         ok(out.returncode == 0, "calibrate.py runs" + (": " + out.stderr.strip()[-200:]
                                                        if out.returncode else ""))
-        med = {}
-        for line in out.stdout.splitlines():
-            m = re.match(r"(\d) VMs (.+?)\s+median \|error\|:\s+([\d.]+)% \(>= 64 KiB\),"
-                         r"\s+([\d.]+)% \(< 64 KiB\)", line)
-            if m:
-                med[(int(m.group(1)), m.group(2))] = (float(m.group(3)), float(m.group(4)))
+        med = medians(out.stdout)
         for key in ((2, "perftest-only"), (2, "fitted"), (2, "held-out"), (4, "from 2 VMs")):
             ok(med.get(key) == (0.0, 0.0), "%d VMs %s: no error (%s)" % (key + (med.get(key),)))
         head = re.search(r"2 VMs: perftest link ([\d.]+) GB/s, host ([\d.]+) GB/s", out.stdout)
@@ -103,6 +114,15 @@ def main():
            "the table names the report without its absolute path")
         ok("| allreduce | 8192 | 1.0 |" not in text and "| allreduce | 4096 | 1.0 |" not in text,
            "in-place and wrong rows are left out")
+        # --shared: a cluster-wide capacity, started where the host is (2 * bi)
+        truth = {n: dict(p, shared=p["host"]) for n, p in TRUTH.items()}
+        path = write_report(d, "shared.json", truth)
+        out = subprocess.run([sys.executable, os.path.join(TOP, "bench/calibrate.py"),
+                              "--sim", SIM, "--shared", path], capture_output=True, text=True)
+        med = medians(out.stdout)
+        for key in ((2, "perftest-only"), (2, "fitted"), (4, "from 2 VMs")):
+            ok(med.get(key) == (0.0, 0.0),
+               "--shared: %d VMs %s: no error (%s)" % (key + (med.get(key),)))
     print("1..%d" % n_test)
     return 1 if failed else 0
 

@@ -471,6 +471,50 @@ TEST(host_unlimited_is_default)
 	}
 }
 
+/*
+ * --shared-bw C: one capacity for what all nodes move between them.  Two disjoint one-way
+ * messages (0 -> 1, 2 -> 3) share it: each gets min(B, H, C/2); a chain broadcast over 4
+ * nodes moves 3 S through it, a 4-rank ring all-reduce 6 S, whatever the nodes.
+ */
+TEST(shared_capacity)
+{
+	const uint64_t S = 4 << 20;
+	const struct tmsg m[] = { { 0, 0, 1, S }, { 0, 2, 3, S } };
+	const struct tmsg local[] = { { 0, 0, 1, S } };
+	static const double shared[] = { 4e9, 30e9 };
+	struct simnet_cfg c;
+	struct simnet_result r;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		double C = shared[i], rate = fmin(BW, C / 2);
+
+		base_cfg(&c, 4);
+		c.fab.shared_bw = C;
+		ASSERT_EQ(0, run_msgs(&c, m, 2, &r)) TH_LOG("%s", r.err);
+		EXPECT_CLOSE(3 * LAT + S / rate, r.time);
+		EXPECT_EQ(3 * 4 + 1, r.nlinks);
+		EXPECT_STREQ(C / 2 < BW ? "shared" : "node0.nic0.up", r.busiest);
+		simnet_result_free(&r);
+	}
+	/* with hosts too: the smallest of the three */
+	base_cfg(&c, 4);
+	c.fab.shared_bw = 30e9;
+	c.fab.host_bw = 6e9;
+	ASSERT_EQ(0, run_msgs(&c, m, 2, &r)) TH_LOG("%s", r.err);
+	EXPECT_CLOSE(3 * LAT + S / 6e9, r.time);
+	simnet_result_free(&r);
+	/* same-node messages do not cross it */
+	base_cfg(&c, 2);
+	c.fab.ranks_per_node = 2;
+	c.fab.mem_bw = 40e9;
+	c.fab.shm_lat = 0.25e-6;
+	c.fab.shared_bw = 1e6;
+	ASSERT_EQ(0, run_msgs(&c, local, 1, &r)) TH_LOG("%s", r.err);
+	EXPECT_CLOSE(3 * 0.25e-6 + S / 40e9, r.time);
+	simnet_result_free(&r);
+}
+
 /* Every algorithm x collective the module has runs to the end, one message per SEND step. */
 TEST(all_schedules_complete)
 {
@@ -596,6 +640,12 @@ TEST(bad_fabrics)
 	EXPECT_EQ(-1, simnet_fabric_check(&f, 4, err, sizeof(err)));
 	f.host_bw = 2e9;
 	EXPECT_EQ(0, simnet_fabric_check(&f, 4, err, sizeof(err)));
+	f.shared_bw = -1;
+	EXPECT_EQ(-1, simnet_fabric_check(&f, 4, err, sizeof(err)));
+	f.shared_bw = INFINITY;
+	EXPECT_EQ(-1, simnet_fabric_check(&f, 4, err, sizeof(err)));
+	f.shared_bw = 1e9;
+	EXPECT_EQ(0, simnet_fabric_check(&f, 4, err, sizeof(err)));
 }
 
 /* ---- the command line ---------------------------------------------------------------------- */
@@ -633,6 +683,9 @@ TEST(cli_usage_errors)
 		{ "--host-bw", "fast", NULL, "--host-bw: 'fast' is not a positive number" },
 		{ "--host-bw", "nan", NULL, "--host-bw: 'nan' is not a positive number" },
 		{ "--host-bw", NULL, NULL, "needs a value" },
+		{ "--shared-bw", "0", NULL, "--shared-bw: '0' is not a positive number" },
+		{ "--shared-bw", "-1", NULL, "--shared-bw: '-1' is not a positive number" },
+		{ "--shared-bw", "lots", NULL, "--shared-bw: 'lots' is not a positive number" },
 		{ "-T", "udp", NULL, "unknown transport 'udp'" },
 		{ "stray", NULL, NULL, "unexpected argument 'stray'" },
 		{ "-n", NULL, NULL, "needs a value" },

@@ -9,7 +9,8 @@
  *   [2RN, 2RN+N)        memory link of node n (messages between ranks of one node)
  *   leaf-spine          rail j, leaf l, spine s: up (leaf -> spine), down (spine -> leaf)
  *   fat-tree            rail j, pod p, edge e, agg a: up/down; then agg a, core c: up/down
- *   host_bw > 0         last: node n's host resource, host_links + n
+ *   host_bw > 0         then: node n's host resource, host_links + n
+ *   shared_bw > 0       last: the cluster's shared resource, shared_link
  * Multipath (spine, aggregation and core switch) is chosen by a hash of (sender, receiver),
  * like ECMP on a flow's addresses: deterministic, collisions included.
  *
@@ -50,6 +51,10 @@ int simnet_topo_init(struct simnet_topo_info *t, const struct simnet_fabric *f, 
 	}
 	if (!(f->host_bw >= 0) || isinf(f->host_bw)) {
 		snprintf(err, errlen, "host bandwidth must be positive (0: unlimited)");
+		return -1;
+	}
+	if (!(f->shared_bw >= 0) || isinf(f->shared_bw)) {
+		snprintf(err, errlen, "shared bandwidth must be positive (0: unlimited)");
 		return -1;
 	}
 	N = div_up(nranks, f->ranks_per_node);
@@ -105,13 +110,16 @@ int simnet_topo_init(struct simnet_topo_info *t, const struct simnet_fabric *f, 
 		snprintf(err, errlen, "unknown topology");
 		return -1;
 	}
+	t->host_links = (uint32_t)(links < 0x7fffffffULL ? links : 0);
 	if (f->host_bw > 0)
 		links += N;
+	t->shared_link = (uint32_t)(links < 0x7fffffffULL ? links : 0);
+	if (f->shared_bw > 0)
+		links++;
 	if (links > 0x7fffffffULL) {
 		snprintf(err, errlen, "too many links (%llu)", (unsigned long long)links);
 		return -1;
 	}
-	t->host_links = (uint32_t)links - (f->host_bw > 0 ? N : 0);
 	t->nlinks = (uint32_t)links;
 	return 0;
 }
@@ -172,6 +180,8 @@ int simnet_path(const struct simnet_topo_info *t, uint32_t a, uint32_t b, uint32
 	links[n++] = 2 * (j * N + nb) + 1;
 	if (f->host_bw > 0)
 		links[n++] = t->host_links + nb;
+	if (f->shared_bw > 0)
+		links[n++] = t->shared_link;
 	*lat = f->lat + (hops - 1) * f->hop_lat;
 	return (int)n;
 }
@@ -184,6 +194,8 @@ double simnet_link_cap(const struct simnet_topo_info *t, uint32_t link)
 		return f->link_bw;
 	if (link < t->node_links_end)
 		return f->mem_bw;
+	if (f->shared_bw > 0 && link == t->shared_link)
+		return f->shared_bw;
 	if (f->host_bw > 0 && link >= t->host_links)
 		return f->host_bw;
 	if (f->topo == SIMNET_LEAFSPINE)	/* H ports down, M up: H*B / (M*uplink) = oversub */
@@ -201,6 +213,8 @@ void simnet_link_name(const struct simnet_topo_info *t, uint32_t link, char *buf
 		snprintf(buf, len, "node%u.nic%u.%s", x % N, x / N, link % 2 ? "down" : "up");
 	} else if (link < t->node_links_end) {
 		snprintf(buf, len, "node%u.mem", link - 2 * R * N);
+	} else if (f->shared_bw > 0 && link == t->shared_link) {
+		snprintf(buf, len, "shared");
 	} else if (f->host_bw > 0 && link >= t->host_links) {
 		snprintf(buf, len, "node%u.host", link - t->host_links);
 	} else if (f->topo == SIMNET_LEAFSPINE) {

@@ -72,6 +72,8 @@ static void usage(FILE *f)
 "      --mem-bw GBPS       a node's memory link (same-node messages), GB/s: 20\n"
 "      --host-bw GBPS      a node's host, shared by all it sends and receives over its\n"
 "                          NICs (a software NIC's CPU), GB/s: unlimited\n"
+"      --shared-bw GBPS    all nodes together, what they move between nodes (VMs emulated\n"
+"                          on one machine's cores), GB/s: unlimited\n"
 "      --red-bw GBPS       reduction speed, GB/s of reduced bytes (0: free): 10\n"
 "      --lat US            one message through one switch, microseconds\n"
 "      --hop-lat US        each further switch on the path, microseconds\n"
@@ -113,6 +115,7 @@ enum {
 	O_CHUNK = 256, O_LEAVES, O_HPL, O_SPINES, O_OVERSUB, O_BW, O_MEMBW, O_REDBW, O_LAT,
 	O_HOPLAT, O_SHMLAT, O_OVH, O_EAGER, O_CSV, O_TRACE, O_SHARE, O_SMALL, O_MEDIUM,
 	O_TREE, O_CHOOSE, O_NOLOC, O_DERIVE, O_CHECKTAB, O_MAXRANKS, O_HOSTBW,
+	O_SHAREDBW,
 };
 
 /* a long option that takes an argument, and one that does not */
@@ -131,7 +134,7 @@ static const struct option long_opts[] = {
 	OPT_ARG("spines", O_SPINES), OPT_ARG("oversub", O_OVERSUB), OPT_ARG("k", 'k'),
 	OPT_ARG("transport", 'T'), OPT_ARG("bw", O_BW), OPT_ARG("mem-bw", O_MEMBW),
 	OPT_ARG("host-bw", O_HOSTBW), OPT_ARG("red-bw", O_REDBW), OPT_ARG("lat", O_LAT),
-	OPT_ARG("hop-lat", O_HOPLAT),
+	OPT_ARG("hop-lat", O_HOPLAT), OPT_ARG("shared-bw", O_SHAREDBW),
 	OPT_ARG("shm-lat", O_SHMLAT), OPT_ARG("overhead", O_OVH), OPT_ARG("eager", O_EAGER),
 
 	OPT_FLAG("json", 'j'), OPT_FLAG("choose", O_CHOOSE), OPT_FLAG("sweep", 'S'),
@@ -316,6 +319,12 @@ static int parse(int argc, char **argv, struct opts *o)
 			if (num(a, 1e-9, 1e9, &v))
 				return bad("--host-bw: '%s' is not a positive number of GB/s%s", a, "");
 			c->fab.host_bw = v * 1e9;
+			break;
+		case O_SHAREDBW:
+			if (num(a, 1e-9, 1e9, &v))
+				return bad("--shared-bw: '%s' is not a positive number%s", a,
+					   " of GB/s");
+			c->fab.shared_bw = v * 1e9;
 			break;
 		case O_OVERSUB:
 		case O_BW:
@@ -533,6 +542,8 @@ static void print_one(const struct opts *o, const struct row *w)
 		JNUM("link_gbs", c->fab.link_bw / 1e9);
 		if (c->fab.host_bw > 0)
 			JNUM("host_gbs", c->fab.host_bw / 1e9);
+		if (c->fab.shared_bw > 0)
+			JNUM("shared_gbs", c->fab.shared_bw / 1e9);
 		JNUM("lat_us", c->fab.lat * 1e6);
 		JNUM("overhead_us", c->overhead * 1e6);
 		JNUM("red_gbs", c->red_bw / 1e9);
@@ -588,6 +599,8 @@ static void print_one(const struct opts *o, const struct row *w)
 	       c->fab.lat * 1e6, c->overhead * 1e6);
 	if (c->fab.host_bw > 0)
 		printf(", hosts %.3g GB/s", c->fab.host_bw / 1e9);
+	if (c->fab.shared_bw > 0)
+		printf(", shared %.3g GB/s", c->fab.shared_bw / 1e9);
 	printf("\n");
 	printf("time      %12.3f us  (first rank done at %.3f us)\n", r->time * 1e6,
 	       r->first_end * 1e6);

@@ -38,6 +38,8 @@ struct simnet_fabric {
 	double mem_bw;			/* bytes/s of a node's memory link (same-node messages) */
 	double host_bw;			/* bytes/s a node's host moves through its NICs, sent
 					 * plus received (a software NIC's CPU); 0: unlimited */
+	double shared_bw;		/* bytes/s all nodes together move between nodes (VMs
+					 * emulated on one machine's cores); 0: unlimited */
 	double lat;			/* s, one message end to end through one switch */
 	double hop_lat;			/* s, each further switch on the path */
 	double shm_lat;			/* s, a same-node message */
@@ -106,13 +108,14 @@ int simnet_run(const struct simnet_cfg *cfg, struct simnet_result *res);
 void simnet_result_free(struct simnet_result *res);
 
 /* Fabric paths (fabric.c): the links a message from rank a to rank b crosses. */
-#define SIMNET_MAX_HOPS	8	/* fat-tree's 6, and the two hosts */
+#define SIMNET_MAX_HOPS	9	/* fat-tree's 6, the two hosts, the shared one */
 struct simnet_topo_info {
 	struct simnet_fabric f;
 	uint32_t nranks, nodes;
 	uint32_t nlinks;
 	uint32_t node_links_end;	/* links below: NIC up/down, memory */
-	uint32_t host_links;		/* from here to nlinks: one host resource a node (host_bw) */
+	uint32_t host_links;		/* from here: one host resource a node (host_bw) */
+	uint32_t shared_link;		/* after them, with shared_bw: the cluster's one */
 	uint32_t L, H, M, K;		/* leaves, hosts per leaf, spines, fat-tree k */
 };
 int simnet_topo_init(struct simnet_topo_info *t, const struct simnet_fabric *f, uint32_t nranks,
