@@ -6,10 +6,11 @@
  * ranks meet twice:
  *
  *   1. all published: rank r reduces elements [r*count/n, (r+1)*count/n) of every rank's
- *      input, in rank order as the small path does, and writes the result into every
- *      rank's output, chunk by chunk through a kernel bounce buffer (so an in-place call
- *      reads a chunk of every input before it overwrites it, and elements that straddle
- *      pages need no care);
+ *      input, in rank order as the small path does, into a kernel buffer a chunk at a
+ *      time, and copies the chunk into every rank's output (so an in-place call reads a
+ *      chunk of every input before it overwrites it).  Every side's pages are vmap()ed
+ *      by their owner for the call: the reductions read the peers' pages in place, with
+ *      no copy in;
  *   2. all written: every output is whole; each rank returns.
  *
  * The ranks work on their shares at once, on as many CPUs as they run on.  The schedule of
@@ -27,28 +28,32 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/math64.h>
+#include <linux/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "kcoll.h"
 #include "kcoll_coll.h"
 #include "kcoll_local_int.h"
 
-/* Bounce buffers of a rank's share: two of them a call, sized for the caches. */
+/* The kernel buffer a rank reduces its share in, a chunk at a time: sized for the caches. */
 #define KCOLL_LOCAL_CHUNK	SZ_64K
 
 /**
  * struct kcoll_local_side - where one side of a rank's call lives
  * @own:	pinned user memory (the call's; empty for a buffer or the in-place input)
  * @buf:	or a zero-copy buffer (a use: kcoll_buf_use()), or NULL
- * @r:		the region of either
- * @off:	the call's first byte in @r
+ * @map:	the call's own vmap() of the range's pages, or NULL (the in-place input:
+ *		the output's).  Not the buffer's own mapping: a peer's shutdown removes that
+ *		one, while this one lives as long as the pages it maps (this struct).
+ * @p:		the range's first byte in the CPU's view
  */
 struct kcoll_local_side {
 	struct kcoll_region own;
 	struct kcoll_buf *buf;
-	struct kcoll_region *r;
-	u64 off;
+	void *map;
+	u8 *p;
 };
 
 /**
@@ -71,6 +76,8 @@ static void kcoll_local_mem_free(struct kref *ref)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(sides); i++) {
+		if (sides[i]->map)
+			vunmap(sides[i]->map);
 		kcoll_region_release(&sides[i]->own);
 		if (sides[i]->buf)
 			kcoll_buf_unuse(sides[i]->buf);
@@ -88,6 +95,21 @@ void kcoll_local_mem_put(struct kcoll_local_mem *mem)
 	kref_put(&mem->ref, kcoll_local_mem_free);
 }
 
+/* Map @bytes (> 0) at byte @off of @r, whose pages stay while @side lives. */
+static int kcoll_local_side_map(struct kcoll_local_side *side, struct kcoll_region *r,
+				u64 off, u64 bytes)
+{
+	u64 start = r->first_off + off;
+	unsigned long first = start >> PAGE_SHIFT;
+	unsigned int n = ((start + bytes - 1) >> PAGE_SHIFT) - first + 1;
+
+	side->map = vmap(r->pages + first, n, VM_MAP, PAGE_KERNEL);
+	if (!side->map)
+		return -ENOMEM;
+	side->p = side->map + offset_in_page(start);
+	return 0;
+}
+
 /* Pin or hold one side.  Return: 0, -EFAULT, -ENOMEM, or kcoll_buf_use()'s error. */
 static int kcoll_local_side_get(struct kcoll_comm *comm, struct kcoll_local_side *side,
 				bool is_buf, u32 handle, u64 addr, u64 bytes, bool write)
@@ -101,18 +123,12 @@ static int kcoll_local_side_get(struct kcoll_comm *comm, struct kcoll_local_side
 			side->buf = NULL;
 			return err;
 		}
-		side->r = &side->buf->region;
-		side->off = addr;
-		return 0;
+		return kcoll_local_side_map(side, &side->buf->region, addr, bytes);
 	}
 	if (!addr)
 		return -EFAULT;
 	err = kcoll_region_pin(&side->own, addr, bytes, write);
-	if (err)
-		return err;
-	side->r = &side->own;
-	side->off = 0;
-	return 0;
+	return err ?: kcoll_local_side_map(side, &side->own, 0, bytes);
 }
 
 /* This rank's memory of the call, or ERR_PTR: the normal path's errors for its buffers. */
@@ -130,8 +146,7 @@ static struct kcoll_local_mem *kcoll_local_mem_pin(struct kcoll_comm *comm,
 	err = kcoll_local_side_get(comm, &mem->recv, arg->flags & KCOLL_COLL_RECV_BUF,
 				   arg->recv_handle, arg->recvbuf, bytes, true);
 	if (!err && (arg->flags & KCOLL_COLL_IN_PLACE)) {
-		mem->send.r = mem->recv.r;
-		mem->send.off = mem->recv.off;
+		mem->send.p = mem->recv.p;
 	} else if (!err) {
 		err = kcoll_local_side_get(comm, &mem->send, arg->flags & KCOLL_COLL_SEND_BUF,
 					   arg->send_handle, arg->sendbuf, bytes, false);
@@ -155,6 +170,12 @@ static void kcoll_local_last_big(struct kcoll_local_group *g)
 			g->mem[r] = NULL;
 		}
 	}
+}
+
+/* The CPU's view of byte @off of the call's range on @side. */
+static void *kcoll_local_ptr(const struct kcoll_local_side *side, u64 off)
+{
+	return side->p + off;
 }
 
 /*
@@ -183,28 +204,26 @@ static int kcoll_local_share(struct kcoll_local_group *g, struct kcoll_local_mem
 	size_t esize = kcoll_dtype_size(sig->dtype), per = KCOLL_LOCAL_CHUNK / esize;
 	u64 lo = div_u64(sig->count * me, g->nranks);
 	u64 hi = div_u64(sig->count * (me + 1), g->nranks);
-	u8 *acc, *in;
 	int err = 0;
+	u8 *acc;
 	u32 r;
 
-	acc = kcoll_fi(ALLOC, NULL, kvmalloc(2 * KCOLL_LOCAL_CHUNK, GFP_KERNEL_ACCOUNT));
+	acc = kcoll_fi(ALLOC, NULL, kvmalloc(KCOLL_LOCAL_CHUNK, GFP_KERNEL_ACCOUNT));
 	if (!acc)
 		return -ENOMEM;
-	in = acc + KCOLL_LOCAL_CHUNK;
 	while (lo < hi) {
 		size_t n = min_t(u64, per, hi - lo), bytes = n * esize;
 		u64 off = lo * esize;
 
-		kcoll_region_copy(mems[0]->send.r, mems[0]->send.off + off, acc, bytes, false);
-		for (r = 1; r < g->nranks; r++) {
-			kcoll_region_copy(mems[r]->send.r, mems[r]->send.off + off, in, bytes,
-					  false);
-			kcoll_engine_reduce3(acc, acc, in, n, sig->dtype, sig->op);
-		}
+		/* nranks >= 2: the first reduction reads two inputs. */
+		kcoll_engine_reduce3(acc, kcoll_local_ptr(&mems[0]->send, off),
+				     kcoll_local_ptr(&mems[1]->send, off), n, sig->dtype, sig->op);
+		for (r = 2; r < g->nranks; r++)
+			kcoll_engine_reduce3(acc, acc, kcoll_local_ptr(&mems[r]->send, off), n,
+					     sig->dtype, sig->op);
 		kcoll_engine_finalize(acc, n, sig->dtype, sig->op, g->nranks);
 		for (r = 0; r < g->nranks; r++)
-			kcoll_region_copy(mems[r]->recv.r, mems[r]->recv.off + off, acc, bytes,
-					  true);
+			memcpy(kcoll_local_ptr(&mems[r]->recv, off), acc, bytes);
 		lo += n;
 		/* A peer that failed meanwhile makes the rest pointless. */
 		err = READ_ONCE(g->error);
