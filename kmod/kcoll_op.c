@@ -390,6 +390,13 @@ static void kcoll_op_finish(struct kcoll_op *op, int status)
 	 * acknowledgment): its keys die now, before the outcome is reported.
 	 */
 	kcoll_region_revoke(&op->own[KCOLL_BUF_RECV]);
+	/*
+	 * With no request in flight, the hardware goes back before the caller learns the
+	 * outcome: a blocking call's zero-copy buffers are free when it returns (BUF_DESTROY
+	 * right after it: not EBUSY).  Else the last request's completion gives it back.
+	 */
+	if (!atomic_read(&op->nreqs))
+		kcoll_op_release_hw(op);
 	trace_kcoll_op_finish(comm->comm_id, comm->rank, op->tag >> 32, op->args.coll,
 			      kcoll_op_payload(op), status);
 	if (!status) {
