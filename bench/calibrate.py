@@ -38,7 +38,8 @@ run) and carried like the host: on the rig the VMs are emulated on one machine's
 the bytes the whole cluster moves per second are about the same for any collective and
 cluster size (Documentation/sim.rst, "Calibration").
 
-Several reports (e.g. a 2- and 4-VM run and a BENCH_ONLY=sim 8-VM run) are read as one.
+Several reports (e.g. a 2- and 4-VM run and a BENCH_ONLY=sim 8-VM run) are read as one; a
+cluster size that several of them measured is taken from the last one named.
 
 Python 3 standard library only.
 """
@@ -165,11 +166,12 @@ def main():
     a = ap.parse_args()
     if not os.access(a.sim, os.X_OK):
         sys.exit("calibrate: %s: not built (make -C tools/kcoll-sim)" % a.sim)
-    clusters, red0 = [], None
+    bynodes, red0 = {}, None
     for path in a.report:
         with open(path) as f:
             rep = json.load(f)
-        clusters += rep["clusters"]
+        # a cluster size measured in several reports: the later report on the line wins
+        bynodes.update((c["nodes"], c) for c in rep["clusters"])
         for r in rep.get("reduction_kernels", {}).get("rows", []):
             if red0 is None and r["dtype"] == "fp32" and r["op"] == "sum":
                 red0 = r.get("avx2_gbs") or r.get("generic_gbs")
@@ -181,7 +183,7 @@ def main():
           ""]
     summary = []
     fits = []	# (nodes, perftest parameters, fitted parameters), smallest first
-    for cl in sorted(clusters, key=lambda c: c["nodes"]):
+    for cl in sorted(bynodes.values(), key=lambda c: c["nodes"]):
         n = cl["nodes"]
         link = cl["link"]
         rows = [r for r in cl["systems"]["kcoll"]["rows"]

@@ -114,6 +114,13 @@ def main():
            "the table names the report without its absolute path")
         ok("| allreduce | 8192 | 1.0 |" not in text and "| allreduce | 4096 | 1.0 |" not in text,
            "in-place and wrong rows are left out")
+        # the same size in two reports: the later one on the line is the one fitted
+        bad = write_report(d, "stale.json", {2: dict(TRUTH[2], bw=TRUTH[2]["bw"] * 3)})
+        out = subprocess.run([sys.executable, os.path.join(TOP, "bench/calibrate.py"),
+                              "--sim", SIM, bad, path], capture_output=True, text=True)
+        med = medians(out.stdout)
+        ok(out.stdout.count("2 VMs: perftest") == 1 and med.get((2, "fitted")) == (0.0, 0.0),
+           "a size in two reports: the last one named (%s)" % (med.get((2, "fitted")),))
         # --shared: a cluster-wide capacity, started where the host is (2 * bi)
         truth = {n: dict(p, shared=p["host"]) for n, p in TRUTH.items()}
         path = write_report(d, "shared.json", truth)
