@@ -32,7 +32,7 @@ layer_of() {
 	kcoll_rx.c) echo 2 ;;						# receive dispatch
 	kcoll_config.c) echo 2 ;;					# the settings store
 	kcoll_p2p.c|kcoll_req.c|kcoll_pending.c|kcoll_buf.c) echo 3 ;;	# point-to-point
-	kcoll_coll.c|kcoll_op.c|kcoll_local.c) echo 4 ;;		# collectives
+	kcoll_coll.c|kcoll_op.c|kcoll_local.c|kcoll_local_big.c) echo 4 ;;	# collectives
 	kcoll_comm.c|kcoll_comm_ioctl.c|kcoll_conn.c|kcoll_comm_desc.c|kcoll_chrdev.c|kcoll_sysfs.c) echo 5 ;; # control
 	kcoll_nl.c|kcoll_nl_dev.c|kcoll_nl_comm.c|kcoll_nl_config.c|kcoll_nl_engine.c) echo 5 ;;
 	kcoll_main.c) echo 6 ;;						# brings them all up
