@@ -432,12 +432,6 @@ int kcoll_local_arrive(struct kcoll_comm *comm, struct kcoll_local_group *g,
 	return 0;
 }
 
-/* The last arrival of a small call: every slot is in. */
-static void kcoll_local_last_small(struct kcoll_local_group *g)
-{
-	kcoll_local_reduce(g);
-}
-
 /*
  * A small call: copy the input into this rank's slot, arrive; the last arrival reduces
  * the slots; copy the result out.
@@ -470,7 +464,7 @@ static int kcoll_local_run_small(struct kcoll_comm *comm, const struct kcoll_col
 		goto out_put;
 
 	*fatal = true;
-	err = kcoll_local_arrive(comm, g, sig, NULL, kcoll_local_last_small, &gen);
+	err = kcoll_local_arrive(comm, g, sig, NULL, kcoll_local_reduce, &gen);
 	if (!err)
 		err = kcoll_local_wait(comm, g, gen, arg->timeout_ms);
 	if (err)
