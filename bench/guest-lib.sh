@@ -92,9 +92,9 @@ bench_nodes_up() {
 	rig_barrier up 300
 }
 
-# The GID index of this node's RoCE v2 IPv4 address.
+# gid_index [DEV]: the GID index of this node's RoCE v2 IPv4 address on DEV (rxe0).
 gid_index() {
-	d=/sys/class/infiniband/rxe0/ports/1
+	d=/sys/class/infiniband/${1:-rxe0}/ports/1
 	for f in $(grep -l '^0000:0000:0000:0000:0000:ffff:' $d/gids/* 2>/dev/null); do
 		i=${f##*/}
 		if [ "$(cat "$d/gid_attrs/types/$i" 2>/dev/null)" = "RoCE v2" ]; then
@@ -105,7 +105,8 @@ gid_index() {
 	echo 1
 }
 
-# pt NAME PORT CMD...: node0 serves, node1 connects (retrying until the server listens).
+# pt NAME PORT CMD...: node0 serves, node1 connects (retrying until the server listens) to
+# node0's address PT_ADDR (default its first NIC's).
 pt() {
 	name=$1
 	port=$2
@@ -114,7 +115,8 @@ pt() {
 		timeout 300 "$@" -p "$port" >"$R/perftest/$name-server.txt" 2>&1
 	else
 		k=0
-		until timeout 300 "$@" -p "$port" "$(rig_ip 0)" >"$R/perftest/$name.txt" 2>&1; do
+		until timeout 300 "$@" -p "$port" "${PT_ADDR:-$(rig_ip 0)}" \
+			>"$R/perftest/$name.txt" 2>&1; do
 			k=$((k + 1))
 			# a run that failed after connecting says why only here: keep it
 			cp "$R/perftest/$name.txt" "$R/perftest/$name.try$k.txt"
@@ -209,17 +211,25 @@ bench_comm_show() {
 	fi
 }
 
-# bench_kperf [-s BASE] NAME TRANSPORT RPN BOOT ARGS...: kcoll-perf ARGS $SWEEP in RPN
+# bench_kperf [-s BASE] [-p BASE] NAME TRANSPORT RPN BOOT ARGS...: kcoll-perf ARGS $SWEEP in RPN
 # processes on every node (ranks N * RPN + 0..RPN-1, so each node holds consecutive ranks),
-# KCOLL_TRANSPORT=TRANSPORT, bootstrapped on BOOT.  Rank r writes NAME-rankR.out and .rc;
-# rank 0 NAME.json and NAME.rc.  -s: the ranks' listing (bench_comm_show BASE), taken
-# while they run (they hold their communicators until it is taken).  A barrier NAME follows.
+# KCOLL_TRANSPORT=TRANSPORT, bootstrapped on BOOT, each with its local rank (KCOLL_LOCAL_RANK:
+# the rail it takes when KCOLL_IFNAME lists several interfaces).  Rank r writes
+# NAME-rankR.out and .rc; rank 0 NAME.json and NAME.rc.  -s: the ranks' listing (bench_comm_show BASE), taken
+# while they run (they hold their communicators until it is taken).  -p BASE: this node's
+# /proc/stat, with the time first, in BASE.0 before the ranks start and BASE.1 when the last
+# has ended (before the barrier).  A barrier NAME follows.
 bench_kperf() {
-	show=
-	if [ "$1" = -s ]; then
-		show=$2
+	show= stat=
+	while :; do
+		case $1 in
+		-s) show=$2 ;;
+		-p) stat=$2 ;;
+		*) break ;;
+		esac
 		shift 2
-	fi
+	done
+	[ -z "$stat" ] || { echo "time $(date +%s.%N)"; cat /proc/stat; } >"$stat.0"
 	name=$1
 	transport=$2
 	rpn=$3
@@ -235,7 +245,7 @@ bench_kperf() {
 		json=
 		[ $r = 0 ] && json="-J $R/$name.json"
 		# shellcheck disable=SC2086
-		(KCOLL_TRANSPORT=$transport KCOLL_RANK=$r KCOLL_NRANKS=$((NN * rpn)) \
+		(KCOLL_TRANSPORT=$transport KCOLL_RANK=$r KCOLL_NRANKS=$((NN * rpn)) KCOLL_LOCAL_RANK=$l \
 			KCOLL_BOOTSTRAP_ADDR=$boot \
 			timeout $STEP_TIMEOUT tools/kcoll-perf/kcoll-perf "$@" $SWEEP -P $json $hold \
 			>"$R/$name-rank$r.out" 2>&1
@@ -246,6 +256,7 @@ bench_kperf() {
 	[ -z "$show" ] || bench_comm_show "$show" $((rpn * (NN * rpn - 1)))
 	# shellcheck disable=SC2086
 	wait $pids
+	[ -z "$stat" ] || { echo "time $(date +%s.%N)"; cat /proc/stat; } >"$stat.1"
 	[ "$N" = 0 ] && cp "$R/$name-rank0.rc" "$R/$name.rc"
 	log "kcoll-perf ($name) exit status $(cat "$R/$name-rank$((N * rpn)).rc")"
 	rig_barrier "$name" $STEP_TIMEOUT

@@ -5,7 +5,8 @@
     bench/report.py OUTDIR
 
 OUTDIR holds one directory per cluster size, n<N>/ (the rig's run directory, whose results/
-the VMs wrote), local/ and hier/ (bench/report_local.py, bench/report_hier.py), plus host.json
+the VMs wrote), local/ and hier/ (bench/report_local.py, bench/report_hier.py and, when the
+hierarchical VMs had two NICs, bench/report_rails.py), plus host.json
 and reduce_bench.json from the host.  Only the Python standard library is used; the plot is
 drawn by gnuplot when it is installed.
 
@@ -21,13 +22,14 @@ import shutil
 import subprocess
 import sys
 
-# The same-host and the hierarchical parts (issue 15), each with KEY, load(), targets() and
-# markdown(); they import this module for the helpers below.
+# The same-host, hierarchical and rails parts (issue 15), each with KEY, load(), targets()
+# and markdown(); they import this module for the helpers below.
 import report_hier
+import report_rails
 import report_tcp
 import report_local
 
-PARTS = (report_local, report_hier)
+PARTS = (report_local, report_hier, report_rails)
 
 SYSTEMS = [
     ("kcoll", "kcoll (kcoll-perf)"),

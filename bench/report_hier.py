@@ -24,6 +24,33 @@ TARGET_MIN = 1.3
 MPI_LABEL = "Open MPI (ob1, btl tcp,vader,self)"
 
 
+def load_listing(res, name, nodes, n):
+    """Every rank's communicator of the N-rank run from the nodes' `kcollctl -j comm show`
+    listings taken while kcoll-perf NAME ran (hier-comm-NAME-nodeI.json, or .last): ({rank:
+    comm}, None), or (None, why not).  kcoll-perf's communicator: the id most ranks list."""
+    comms = []
+    for i in range(nodes):
+        base = os.path.join(res, "hier-comm-%s-node%d" % (name, i))
+        text = R.read_text(base + ".json")
+        if text is None:
+            text = R.read_text(base + ".last")
+        if text is None:
+            return None, "node%d: no kcollctl comm show listing" % i
+        try:
+            got = json.loads(text)
+        except ValueError:
+            return None, "node%d: the listing does not parse: %s" % (i, text.strip()[-120:])
+        comms += [c for c in got if isinstance(c, dict)] if isinstance(got, list) else []
+    ids = {}
+    for c in comms:
+        if c.get("nranks") == n:
+            ids.setdefault(c.get("comm_id"), {})[c.get("rank")] = c
+    byrank = max(ids.values(), key=len) if ids else {}
+    if len(byrank) != n:
+        return None, "the listings show %d of the %d ranks" % (len(byrank), n)
+    return byrank, None
+
+
 def load_locality(res, algo, nodes, rpn):
     """Every rank's locality from the nodes' listings taken while kcoll-perf -A ALGO ran:
     ranks ([rank, known, hosts, local_size, host_groups]), ok, error (None when every rank
@@ -31,34 +58,13 @@ def load_locality(res, algo, nodes, rpn):
     n = nodes * rpn
     want = [list(range(h * rpn, (h + 1) * rpn)) for h in range(nodes)]
     out = {"ranks": [], "ok": False, "error": None}
-    comms = []
-    for i in range(nodes):
-        base = os.path.join(res, "hier-comm-%s-node%d" % (algo, i))
-        text = R.read_text(base + ".json")
-        if text is None:
-            text = R.read_text(base + ".last")
-        if text is None:
-            out["error"] = "node%d: no kcollctl comm show listing" % i
-            return out
-        try:
-            got = json.loads(text)
-        except ValueError:
-            out["error"] = "node%d: the listing does not parse: %s" % (i, text.strip()[-120:])
-            return out
-        comms += [c for c in got if isinstance(c, dict)] if isinstance(got, list) else []
-    # kcoll-perf's communicator: the id most ranks of the run's size list.
-    ids = {}
-    for c in comms:
-        if c.get("nranks") == n:
-            ids.setdefault(c.get("comm_id"), {})[c.get("rank")] = c
-    byrank = max(ids.values(), key=len) if ids else {}
+    byrank, out["error"] = load_listing(res, algo, nodes, n)
+    if byrank is None:
+        return out
     for r in sorted(byrank, key=lambda r: -1 if r is None else r):
         loc = byrank[r].get("locality") or {}
         out["ranks"].append([r, loc.get("known"), loc.get("hosts"), loc.get("local_size"),
                              loc.get("host_groups")])
-    if len(out["ranks"]) != n:
-        out["error"] = "the listings show %d of the %d ranks" % (len(out["ranks"]), n)
-        return out
     for r, known, hosts, lsize, groups in out["ranks"]:
         if known is not True:
             out["error"] = "rank %s: no locality given to the kernel" % r

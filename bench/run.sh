@@ -5,10 +5,10 @@
 # over RDMA and over kernel TCP, Open MPI over UCX and over TCP (bench/mpi_timing) and PyTorch
 # Gloo (bench/gloo_bench.py); then boot one VM with 2 vCPUs for the same-host comparison
 # (4 ranks of kcoll on its loop transport against Open MPI's shared memory, bench/local.sh),
-# then 2 VMs with 2 vCPUs and 2 ranks each for the hierarchical one (kcoll's hierarchical
-# all-reduce against its flat ring and Open MPI, bench/hier.sh); add the host benchmark of
-# the reduction kernels (bench/reduce_bench); write OUT/report.md, report.json, busbw.png
-# (bench/report.py).  The guest side of a cluster run is bench/node.sh.
+# then 2 VMs with 2 vCPUs, 2 ranks and 2 NICs each for the hierarchical one (kcoll's
+# hierarchical all-reduce against its flat ring and Open MPI, and on two rails against one,
+# bench/hier.sh); add the host benchmark of the reduction kernels (bench/reduce_bench); write
+# OUT/report.md, report.json, busbw.png (bench/report.py).  The guest side of a cluster run is bench/node.sh.
 #
 # Usage: bench/run.sh [-n "2 4"] [-o bench/out] [-s] [-p]
 #   -n NODES   cluster sizes, one run each, 2 to 8 VMs (default "2 4"; make bench takes
@@ -57,7 +57,7 @@ case $only in
 *) rig_die "bench: BENCH_ONLY is tcp, local, hier, sim or cluster, not '$only'" ;;
 esac
 # The same-host run: one VM, 2 vCPUs, 4 ranks (issue 15); the hierarchical run: 2 VMs,
-# 2 vCPUs and 2 ranks each, over Soft-RoCE.  BENCH_ONLY=local or hier: that run alone.
+# 2 vCPUs, 2 ranks and 2 NICs each, over Soft-RoCE.  BENCH_ONLY=local or hier: that run alone.
 local_cpus=2
 hier_nodes=2 hier_cpus=2 hier_rpn=2
 run_local=1 run_hier=1
@@ -81,8 +81,8 @@ if [ $plan = 1 ]; then
 	[ $run_local = 0 ] || echo "bench plan: same host: 1 VM x $local_cpus vCPUs x $mem MiB," \
 		"deadline $(deadline_of 1) s"
 	[ $run_hier = 0 ] || echo "bench plan: hierarchical: $hier_nodes VMs x $hier_cpus vCPUs" \
-		"x $hier_rpn ranks, $hier_nodes x $mem MiB = $((hier_nodes * mem)) MiB of guest" \
-		"memory, deadline $(deadline_of $hier_nodes) s"
+		"x $hier_rpn ranks x 2 NICs, $hier_nodes x $mem MiB = $((hier_nodes * mem)) MiB of" \
+		"guest memory, deadline $(deadline_of $hier_nodes) s"
 	exit 0
 fi
 
@@ -123,11 +123,11 @@ fi
 
 rig/prepare.sh stock kmod/kcoll.ko
 
-# run_vms WHAT DIR NODES CPUS JOB: NODES VMs of CPUS vCPUs (rig/cluster.sh, run directory
-# OUT/DIR) run JOB; then every VM's kernel log is checked.
+# run_vms WHAT DIR NODES CPUS JOB [NICS]: NODES VMs of CPUS vCPUs and NICS NICs (1 or 2;
+# rig/cluster.sh, run directory OUT/DIR) run JOB; then every VM's kernel log is checked.
 status=0
 run_vms() {
-	local what=$1 dir=$2 n=$3 cpus=$4 job=$5 i
+	local what=$1 dir=$2 n=$3 cpus=$4 job=$5 nics=${6:-1} i
 	log "$what: $n VM(s), $cpus vCPU(s) each (deadline $(deadline_of "$n")s; logs in" \
 		"$out/$dir/node*/)"
 	# n VMs boot at once on the host's cores: a boot takes about n/cores times as long
@@ -135,7 +135,8 @@ run_vms() {
 	local boot=$((n * 120 / $(nproc)))
 	[ "$boot" -ge 120 ] || boot=120
 	RIG_BOOT_TIMEOUT=${RIG_BOOT_TIMEOUT:-$boot} \
-	nice -n "$nice_level" rig/cluster.sh -n "$n" -c "$cpus" -m "$mem" -t "$(deadline_of "$n")" \
+	nice -n "$nice_level" rig/cluster.sh -n "$n" -c "$cpus" --nics "$nics" -m "$mem" \
+		-t "$(deadline_of "$n")" \
 		-o "$out/$dir" -- "BENCH_SMOKE=$smoke BENCH_BIN=$RIG_TOP/build/bench $job" ||
 		{ log "$what: a VM did not run its job to the end"; status=1; }
 	for ((i = 0; i < n; i++)); do
@@ -153,9 +154,10 @@ done
 # shared memory (bench/local.sh); its own run directory, beside the clusters'.
 [ $run_local = 0 ] || run_vms "same host" local 1 $local_cpus "sh bench/local.sh"
 
-# The hierarchical comparison: 2 VMs with 2 vCPUs, 2 ranks each (bench/hier.sh).
+# The hierarchical comparison: 2 VMs with 2 vCPUs, 2 ranks each (bench/hier.sh), and two
+# NICs each for the rails' run.
 [ $run_hier = 0 ] || run_vms hierarchical hier $hier_nodes $hier_cpus \
-	"BENCH_HIER_RPN=$hier_rpn sh bench/hier.sh"
+	"BENCH_HIER_RPN=$hier_rpn sh bench/hier.sh" 2
 
 python3 bench/report.py "$out"
 [ $status = 0 ] || log "some VM did not finish: the report says which parts are missing"

@@ -13,7 +13,9 @@ the run had one: kcoll and Open MPI have consistent rows with #wrong 0, kcoll on
 and on kcoll buffers, and `kcollctl comm show` showed every kcoll peer on the loop transport.
 The hierarchical run, likewise: kcoll's three algorithms and Open MPI have consistent rows,
 the link limits are there, and no row was refused: the kernel ran the algorithm asked for,
-and every rank's locality showed the hosts x ranks the run was made of.
+and every rank's locality showed the hosts x ranks the run was made of.  The rails run, when
+the hierarchical VMs had two NICs: the link limits of one rail and of both, consistent rows,
+every rank on its rail's device, every node's CPU use in the profile.
 
 KCOLL_BENCH_ALLOW_MISSING=1 turns "kcoll produced result rows" (and the same of kcoll's
 PyTorch backend) into a skip (kcoll's collectives not there yet); the report must then say
@@ -163,6 +165,36 @@ def check_hier(rep, md, allow_missing):
     test("## Hierarchical" in md, "report.md has the hierarchical section")
 
 
+def check_rails(rep, md):
+    """The rails run (bench/report_rails.py): present when the hierarchical VMs had two NICs."""
+    ra = rep.get("rails")
+    if ra is None:
+        nics = ((rep.get("hier") or {}).get("meta") or {}).get("nics") or 1
+        test(nics < 2, "rails: the run is in the report", "the hierarchical run had 2 NICs",
+             None if nics >= 2 else "no two-NIC hierarchical run")
+        return
+    n, tag = ra.get("nranks"), "rails: "
+    test(ra.get("vm_ok") is True, tag + "every VM ran its job to the end")
+    lk = ra.get("links") or {}
+    test(finite(lk.get("both_over_one")), tag + "the link limits of one rail and of both are "
+         "there", "; ".join(lk.get("errors", [])))
+    for name, s in sorted(ra.get("systems", {}).items()):
+        rows = s.get("rows", [])
+        test(bool(s.get("available")) and bool(rows) and not s.get("error"),
+             tag + "%s produced result rows and no error" % name, "error: %s" % s.get("error"))
+        test_rows(tag, name, n, rows)
+    dv = ra.get("devices") or {}
+    test(all((dv.get(k) or {}).get("ok") for k in ("one", "two")),
+         tag + "every rank used its rail's device",
+         "; ".join("%s: %s" % (k, (dv.get(k) or {}).get("error")) for k in ("one", "two")))
+    refused = sorted({"%s: %s" % kv for e in ra.get("rows", []) for kv in e["refused"].items()})
+    test(not refused, tag + "no row refused", "\n".join(refused[:6]))
+    prof = ra.get("profile") or {}
+    test(all(len(p.get("nodes") or []) == ra.get("nodes") for p in prof.values()) and prof,
+         tag + "the profile has every node's CPU use for each run")
+    test("## Rails" in md, "report.md has the rails section")
+
+
 def main():
     if len(sys.argv) != 2:
         print(__doc__.strip(), file=sys.stderr)
@@ -217,6 +249,8 @@ def main():
                 test_rows(tag, name, n, rows)
         check_local(rep, md, allow_missing)
         check_hier(rep, md, allow_missing)
+        if not allow_missing:
+            check_rails(rep, md)
         targets = rep.get("targets") or []
         test(len(targets) >= (4 if clusters else 2), "the targets are computed",
              "%d targets" % len(targets))

@@ -6,7 +6,7 @@ kcoll failed, are turned into reports that check_report.py must accept, with the
 computed from the numbers given here; a same-host run with a kcoll peer not on the loop
 transport, or without the listing, must be refused, and so must a hierarchical run whose
 ranks' locality is not 2 hosts x 2 ranks or whose kernel did not run the hierarchical
-schedule.  TAP.  Run by selftests/host's test_bench_report.
+schedule, and a two-rail run whose ranks did not each use their rail's device.  TAP.  Run by selftests/host's test_bench_report.
 """
 import json
 import os
@@ -142,10 +142,57 @@ def make_local(out, kcoll_ok, n=4):
     json.dump(comms, open(os.path.join(res, "comm-show.json"), "w"))
 
 
+def write_stat(path, t, busy, idle):
+    """bench_kperf -p's file: the time and a /proc/stat of 2 vCPUs, BUSY ticks split as
+    user 1/2, system 1/4, softirq 1/4."""
+    u, sy, si = busy // 2, busy // 4, busy - busy // 2 - busy // 4
+    with open(path, "w") as f:
+        f.write("time %.3f\ncpu  %d 0 %d %d 0 0 %d 0 0 0\n" % (t, u, sy, idle, si))
+        for c in range(2):
+            f.write("cpu%d %d 0 %d %d 0 0 %d 0 0 0\n" % (c, u // 2, sy // 2, idle // 2, si // 2))
+        f.write("intr 1 0\nctxt 5\n")
+
+
+def make_rails(res, kx, n, nodes, rpn):
+    """The rails part of bench/hier.sh: -A hier on two rails (0.5 GB/s, 200 us) with each
+    rank on rxe<local rank>, the rails' link limits (one rail 0.18 GB/s a direction, both at
+    once 0.17 + 0.16), the profile's three runs at 16 MiB with /proc/stat 75 % busy."""
+    write_jsonl(os.path.join(res, "hier-kcoll-rails.json"),
+                [row("kcoll", "allreduce", n, sz, 0.5, 200.0, dict(kx, algo="hier",
+                                                                   algo_used="hier"))
+                 for sz in SIZES])
+    open(os.path.join(res, "hier-kcoll-rails.rc"), "w").write("0\n")
+    for i in range(nodes):
+        for name in ("hier", "rails"):
+            path = os.path.join(res, "hier-comm-%s-node%d.json" % (name, i))
+            comms = json.load(open(path)) if name == "hier" else [
+                {"name": "00000000000000cc-%d" % r, "comm_id": "00000000000000cc", "rank": r,
+                 "state": "ready", "nranks": n} for r in range(i * rpn, (i + 1) * rpn)]
+            for c in comms:
+                c["dev"] = "rxe%d" % (c["rank"] % rpn if name == "rails" else 0)
+            json.dump(comms, open(path, "w"))
+    for name, v in (("rails-bi-rxe0-alone", 0.18), ("rails-bi-rxe1-alone", 0.18),
+                    ("rails-bi-rxe0", 0.17),
+                    ("rails-bi-rxe1", 0.16)):
+        with open(os.path.join(res, "perftest", name + ".txt"), "w") as f:
+            f.write(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   "
+                    "MsgRate[Mpps]\n 8388608    16    %.2f    %.2f    0.000400\n" %
+                    (2 * v * 8 * 1.1, 2 * v * 8))
+    for name, algo, bw in (("ring", "ring", 0.2), ("hier", "hier", 0.3), ("rails", "hier", 0.5)):
+        write_jsonl(os.path.join(res, "prof-kcoll-%s.json" % name),
+                    [row("kcoll", "allreduce", n, 16 << 20, bw, 200.0,
+                         dict(kx, algo=algo, algo_used=algo))])
+        for i in range(nodes):
+            base = os.path.join(res, "prof-%s-node%d.stat" % (name, i))
+            write_stat(base + ".0", 100.0, 1000, 3000)
+            write_stat(base + ".1", 130.0, 1000 + 4500, 3000 + 1500)
+
+
 def make_hier(out, kcoll_ok, nodes=2, rpn=2):
     """bench/hier.sh's results: kcoll -A hier (0.3 GB/s, 200 us), -A ring (0.2 GB/s, 300 us),
     -A auto (the ring's figures, recdbl up to 16 B), Open MPI (0.1 GB/s, 500 us), each row
-    with the algorithm the kernel ran, and every rank's locality: 2 hosts x 2 ranks."""
+    with the algorithm the kernel ran, and every rank's locality: 2 hosts x 2 ranks; with
+    kcoll, two NICs a VM and the rails' results (make_rails)."""
     n = nodes * rpn
     d = os.path.join(out, "hier")
     res = os.path.join(d, "results")
@@ -154,7 +201,7 @@ def make_hier(out, kcoll_ok, nodes=2, rpn=2):
         os.makedirs(os.path.join(d, "node%d" % i))
         open(os.path.join(d, "node%d" % i, "job.rc"), "w").write("0\n")
     json.dump({"nodes": nodes, "ranks": n, "ranks_per_node": rpn, "vcpus": 2, "mem_mb": 1460,
-               "kernel": "6.1.0-test", "rxe_active_mtu": "4096"},
+               "kernel": "6.1.0-test", "rxe_active_mtu": "4096", "nics": 2 if kcoll_ok else 1},
               open(os.path.join(res, "meta.json"), "w"))
     write_links(res)
     kx = {"place": "out", "mem": "user", "mode": "blocking"}
@@ -183,6 +230,8 @@ def make_hier(out, kcoll_ok, nodes=2, rpn=2):
     write_jsonl(os.path.join(res, "hier-mpi.json"),
                 [row("hier-mpi", "allreduce", n, sz, 0.1, 500.0) for sz in SIZES])
     open(os.path.join(res, "hier-mpi.rc"), "w").write("0\n")
+    if kcoll_ok:
+        make_rails(res, kx, n, nodes, rpn)
 
 
 def check(out, env=None):
@@ -242,7 +291,8 @@ def hier_refusals(tmp, src, tap):
         p = subprocess.run([sys.executable, os.path.join(TOP, "bench", "report.py"), out],
                            capture_output=True, text=True)
         rc, bad, err = check(out)
-        bad = [l for l in bad if "PNG" not in l]
+        # The rails' one-rail rows are the -A hier rows and its listing: refused with them.
+        bad = [l for l in bad if "PNG" not in l and "rails: " not in l]
         want = ["no row refused"] + ([] if case.endswith("ring") else ["locality shows"])
         tap.append((p.returncode == 0 and rc == 1 and len(bad) == len(want) and
                     all(any(w in l for l in bad) for w in want),
@@ -253,6 +303,31 @@ def hier_refusals(tmp, src, tap):
         tap.append((t.get("status") == "not measured" and "refused" in t.get("detail", ""),
                     "%s: the hier / ring target is not measured, and says why" % case,
                     json.dumps(t)))
+
+
+def rails_refusals(tmp, src, tap):
+    """A two-rail row is refused when a rank did not use its rail's device (the listing shows
+    rxe0 for local rank 1): the target is then not measured and check_report.py fails."""
+    out = os.path.join(tmp, "rails-one-device")
+    shutil.copytree(src, out)
+    path = os.path.join(out, "hier", "results", "hier-comm-rails-node1.json")
+    comms = json.load(open(path))
+    for c in comms:
+        c["dev"] = "rxe0"
+    json.dump(comms, open(path, "w"))
+    p = subprocess.run([sys.executable, os.path.join(TOP, "bench", "report.py"), out],
+                       capture_output=True, text=True)
+    rc, bad, err = check(out)
+    bad = [l for l in bad if "PNG" not in l]
+    tap.append((p.returncode == 0 and rc == 1 and len(bad) == 2 and
+                any("rank used its rail's device" in l for l in bad),
+                "rails on one device: check_report.py refuses the report (and only for that)",
+                "exit %d\n%s\n%s" % (rc, "\n".join(bad), err)))
+    rep = json.load(open(os.path.join(out, "report.json")))
+    t = next((t for t in rep["targets"] if "2 rails / 1 rail" in t["target"]), {})
+    tap.append((t.get("status") == "not measured" and "rank 3 used rxe0, not rxe1" in
+                t.get("detail", ""),
+                "rails on one device: the target is not measured, and says why", json.dumps(t)))
 
 
 def main():
@@ -349,6 +424,20 @@ def main():
                             and "| 16 MiB |" in sec and "| recdbl |" in sec,
                             "kcoll available: report.md has the hierarchical table", sec[:300]))
                 hier_refusals(tmp, out, tap)
+                # Rails: hier on two rails over one at 16 MiB; the links and the profile.
+                t = st.get("2 VMs x 2 ranks: kcoll hierarchical all-reduce busbw at 16 MiB, "
+                           "2 rails / 1 rail", {})
+                want = (200.0 + size / 300.0) / (200.0 + size / 500.0)
+                tap.append((abs(t.get("value", 0) - want) < 1e-6 * want and
+                            t["status"] == "missed" and "1.833" in t.get("detail", ""),
+                            "kcoll available: the 2 rails / 1 rail target is computed, with "
+                            "the links' ratio", json.dumps(t)))
+                sec = md.split("## Rails")[1] if "## Rails" in md else ""
+                tap.append(("rank 3 rxe1" in sec and "| hier, 2 rails | " in sec and
+                            "| 75 % | 38 % | 19 % | 19 % |" in sec and "both / one 1.833" in sec,
+                            "kcoll available: report.md has the rails section and profile",
+                            sec[:1500]))
+                rails_refusals(tmp, out, tap)
             else:
                 tap.append((all(v["status"] == "not measured" for k, v in st.items()
                                 if "reduction kernels" not in k and "kcoll/TCP" not in k),
