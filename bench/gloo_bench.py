@@ -48,6 +48,14 @@ def cpu():
     return ru.ru_utime, ru.ru_stime
 
 
+def cpu_node():
+    """The node's busy CPU seconds (user, nice, system, irq, softirq, steal over all CPUs),
+    as kcoll-perf's node_cpu_us: the kernel threads and interrupts no process is charged."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / os.sysconf("SC_CLK_TCK")
+
+
 LABELS = {"gloo": "gloo", "kcoll": "torch-kcoll", "kcoll-tcp": "torch-kcoll-tcp"}
 
 
@@ -175,12 +183,14 @@ def main():
                 dist.all_reduce(x, group=g)
             dist.barrier(group=g)
             samples = []
+            n0 = cpu_node()
             u0, s0 = cpu()
             for _ in range(iters):
                 t = time.perf_counter()
                 dist.all_reduce(x, group=g)
                 samples.append(time.perf_counter() - t)
             u1, s1 = cpu()
+            n1 = cpu_node()
             samples.sort()
             mean_us = sum(samples) / iters * 1e6
             med_us = (samples[iters // 2] if iters % 2 else
@@ -192,7 +202,8 @@ def main():
             stats = torch.tensor([mean_us, med_us], dtype=torch.float64)
             dist.all_reduce(stats, op=dist.ReduceOp.MAX)
             acc = torch.tensor([float(wrong), (u1 - u0) / iters * 1e6 / n,
-                                (s1 - s0) / iters * 1e6 / n], dtype=torch.float64)
+                                (s1 - s0) / iters * 1e6 / n, (n1 - n0) / iters * 1e6 / n],
+                               dtype=torch.float64)
             dist.all_reduce(acc)
             if a.rank:
                 continue
@@ -212,7 +223,8 @@ def main():
                     "iters": iters, "time_us": round(t_us, 3), "median_us": round(m_us, 3),
                     "algbw_gbs": float("%.9g" % algbw), "busbw_gbs": float("%.9g" % busbw),
                     "wrong": wrong_all, "cpu_usr_us": round(acc[1].item(), 3),
-                    "cpu_sys_us": round(acc[2].item(), 3)}) + "\n")
+                    "cpu_sys_us": round(acc[2].item(), 3),
+                    "node_cpu_us": round(acc[3].item(), 3)}) + "\n")
                 out.flush()
     if a.rank == 0:
         print("# Out of bounds values : %d %s" % (wrong_total, "FAILED" if wrong_total else "OK"))

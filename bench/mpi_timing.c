@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #define MAX_SIZES	256
 
@@ -149,6 +150,26 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/*
+ * The node's busy CPU seconds (user, nice, system, irq, softirq, steal over all CPUs), as
+ * kcoll-perf's node_cpu_us: the kernel threads and interrupts no process is charged for.
+ */
+static double cpu_node(void)
+{
+	unsigned long long v[8] = { 0 };
+	FILE *f = fopen("/proc/stat", "r");
+	int got;
+
+	if (!f)
+		return 0;
+	got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+		     &v[3], &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	if (got < 7)
+		return 0;
+	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / sysconf(_SC_CLK_TCK);
+}
+
 static double cpu_s(int sys)
 {
 	struct rusage ru;
@@ -209,8 +230,8 @@ static void print_row(FILE *json, const struct opts *o, int coll, size_t bytes, 
 	double algbw = bytes / glob[0] / 1e3, busbw = algbw * factor;
 	size_t count = bytes / sizeof(float);
 
-	printf("%12zu %10zu %10.2f %10.2f %9.4f %9.4f %7lld %9.2f %9.2f\n", bytes, count,
-	       glob[0], glob[1], algbw, busbw, wrong, glob[2], glob[3]);
+	printf("%12zu %10zu %10.2f %10.2f %9.4f %9.4f %7lld %9.2f %9.2f %9.2f\n", bytes, count,
+	       glob[0], glob[1], algbw, busbw, wrong, glob[2], glob[3], glob[4]);
 	fflush(stdout);
 	if (!json)
 		return;
@@ -218,16 +239,16 @@ static void print_row(FILE *json, const struct opts *o, int coll, size_t bytes, 
 		"\"dtype\": \"fp32\", \"op\": \"%s\", \"size\": %zu, \"count\": %zu, "
 		"\"warmup\": %d, \"iters\": %d, \"time_us\": %.3f, \"median_us\": %.3f, "
 		"\"algbw_gbs\": %.9g, \"busbw_gbs\": %.9g, \"wrong\": %lld, "
-		"\"cpu_usr_us\": %.3f, \"cpu_sys_us\": %.3f}\n", o->label,
+		"\"cpu_usr_us\": %.3f, \"cpu_sys_us\": %.3f, \"node_cpu_us\": %.3f}\n", o->label,
 		coll == ALLREDUCE ? "allreduce" : "broadcast", nranks,
 		coll == ALLREDUCE ? "sum" : "none", bytes, count, warm, iters, glob[0], glob[1],
-		algbw, busbw, wrong, glob[2], glob[3]);
+		algbw, busbw, wrong, glob[2], glob[3], glob[4]);
 	fflush(json);
 }
 
 int main(int argc, char **argv)
 {
-	double t, total, *samples, loc[4], glob[4], u0, s0;
+	double t, total, *samples, loc[5], glob[5], u0, s0, n0;
 	size_t sizes[MAX_SIZES], nsizes = 0, s, count, bytes, prev;
 	long long wrong, wrong_all, wrong_total = 0;
 	int coll, si, i, warm, iters, err;
@@ -272,10 +293,12 @@ int main(int argc, char **argv)
 			printf("#\n# %s: MPI_%s, fp32%s, %d ranks\n", o.label,
 			       coll == ALLREDUCE ? "Allreduce" : "Bcast",
 			       coll == ALLREDUCE ? " sum, in place" : ", root 0", nranks);
-			printf("#%11s %10s %10s %10s %9s %9s %7s %9s %9s\n", "size", "count",
-			       "time", "median", "algbw", "busbw", "#wrong", "usr/op", "sys/op");
-			printf("#%11s %10s %10s %10s %9s %9s %7s %9s %9s\n", "(B)", "(elements)",
-			       "(us)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)");
+			printf("#%11s %10s %10s %10s %9s %9s %7s %9s %9s %9s\n", "size", "count",
+			       "time", "median", "algbw", "busbw", "#wrong", "usr/op", "sys/op",
+			       "node/op");
+			printf("#%11s %10s %10s %10s %9s %9s %7s %9s %9s %9s\n", "(B)",
+			       "(elements)", "(us)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(us)",
+			       "(us)");
 		}
 		for (si = 0; si < (int)nsizes; si++) {
 			count = sizes[si] / sizeof(float);
@@ -301,6 +324,7 @@ int main(int argc, char **argv)
 			for (i = 0; i < warm; i++)
 				run_op(coll, buf, count);
 			MPI_Barrier(MPI_COMM_WORLD);
+			n0 = cpu_node();
 			u0 = cpu_s(0);
 			s0 = cpu_s(1);
 			total = 0;
@@ -313,10 +337,12 @@ int main(int argc, char **argv)
 			}
 			loc[2] = (cpu_s(0) - u0) / iters * 1e6 / nranks;
 			loc[3] = (cpu_s(1) - s0) / iters * 1e6 / nranks;
+			/* every rank of a node reads the same node: the mean over ranks */
+			loc[4] = (cpu_node() - n0) / iters * 1e6 / nranks;
 			loc[0] = total / iters * 1e6;
 			loc[1] = median(samples, iters) * 1e6;
 			MPI_Reduce(loc, glob, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-			MPI_Reduce(loc + 2, glob + 2, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+			MPI_Reduce(loc + 2, glob + 2, 3, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 
 			fill(buf, count, coll);
 			run_op(coll, buf, count);

@@ -684,6 +684,7 @@ def main():
         cl = load_cluster(d)
         cl["ratios"] = compute_ratios(cl)
         cl["tcp"] = report_tcp.tcp_rows(cl)
+        cl["tcp_cpu"] = report_tcp.tcp_cpu(cl)
         cl["torch"] = report_tcp.compute_torch(cl)
         clusters.append(cl)
     rep = {

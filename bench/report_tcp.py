@@ -29,6 +29,30 @@ def tcp_rows(cl):
     return out
 
 
+# CPU use per operation of what runs over each link (issue 14's profile): label, system.
+CPU_SYSTEMS = [("kcoll/TCP", "kcoll-tcp"), ("Gloo", "gloo"), ("Open MPI TCP", "mpi-tcp"),
+               ("kcoll (RDMA)", "kcoll")]
+CPU_SIZES = (1 << 20, 16 << 20)
+
+
+def tcp_cpu(cl):
+    """Per system and size of CPU_SIZES: time per operation, the node's busy CPU per
+    operation (node_cpu_us: every CPU of the node, kernel threads and softirqs included,
+    the mean over nodes) and the share of the VM's vCPUs that was, or None where a row or
+    its figure is missing."""
+    vcpus = cl["meta"].get("vcpus") or 1
+    out = []
+    for label, name in CPU_SYSTEMS:
+        rows = {r["size"]: r for r in R.pick(cl["systems"][name]["rows"], "allreduce")}
+        for size in CPU_SIZES:
+            r = rows.get(size) or {}
+            node = r.get("node_cpu_us")
+            out.append({"system": name, "label": label, "size": size,
+                        "time_us": r.get("time_us"), "node_cpu_us": node,
+                        "busy": R.ratio(node, r["time_us"] * vcpus) if r and node else None})
+    return out
+
+
 def compute_torch(cl):
     """torch+kcoll over torch+Gloo (busbw over busbw, = Gloo's time over kcoll's) at
     TORCH_SIZES: one row per size, None where a side has no row."""
@@ -135,6 +159,21 @@ def markdown_tcp(cl):
                    "kcoll/TCP / Open MPI TCP", "kcoll/TCP / iperf3 -bidir per dir.",
                    "kcoll/TCP median", "Open MPI TCP median"], rows)
     L.append("")
+    cpu = cl.get("tcp_cpu") or []
+    if any(e["busy"] is not None for e in cpu):
+        L.append("Where the time goes: each node's busy CPU per all-reduce (/proc/stat: user, "
+                 "system, interrupts and softirqs of every vCPU, the mean over nodes; tick "
+                 "resolution) and the share of the VM's %s vCPU(s) that was busy over the "
+                 "operation's time; – where a system has no figure." %
+                 (cl["meta"].get("vcpus") or "?"))
+        L.append("")
+        L += R.md_table(["system", "size", "time / op (µs)", "node CPU / op (µs)",
+                         "vCPUs busy"],
+                        [[e["label"], R.fmt_size(e["size"]), R.fnum(e["time_us"], 1),
+                          R.fnum(e["node_cpu_us"], 1),
+                          "–" if e["busy"] is None else "%.0f %%" % (100 * e["busy"])]
+                         for e in cpu])
+        L.append("")
     return L
 
 

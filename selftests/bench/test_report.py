@@ -30,7 +30,7 @@ def row(system, coll, n, size, gbs_link, lat_us, extra=None):
     r = {"system": system, "coll": coll, "nranks": n, "dtype": "fp32", "op": "sum",
          "size": size, "count": max(1, size // 4), "iters": 3, "warmup": 1,
          "time_us": t, "median_us": t * 0.9, "algbw_gbs": alg, "busbw_gbs": alg * FACT[coll](n),
-         "wrong": 0, "cpu_usr_us": 1.0, "cpu_sys_us": 2.0}
+         "wrong": 0, "cpu_usr_us": 1.0, "cpu_sys_us": 2.0, "node_cpu_us": t * 0.6}
     r.update(extra or {})
     return r
 
@@ -467,6 +467,13 @@ def main():
                         "%s: the kcoll/TCP latency target is computed" % label, json.dumps(t)))
             tap.append(("kcoll/TCP / Gloo" in md and "iperf3" in md,
                         "%s: report.md has the TCP comparison" % label, ""))
+            # node_cpu_us is 0.6 of each row's time: 60 % of the 4-VM cluster's 1 vCPU.
+            cpu = next((c for c in rep["clusters"] if c["nodes"] == 4), {}).get("tcp_cpu", [])
+            e = next((e for e in cpu if e["system"] == "kcoll-tcp" and e["size"] == size), {})
+            tap.append((abs((e.get("busy") or 0) - 0.6) < 1e-9 and
+                        "| kcoll/TCP | 16 MiB |" in md and "| 60 % |" in md,
+                        "%s: the CPU profile of the TCP comparison (node CPU / op / time)" %
+                        label, json.dumps(e)))
             t = next(v for k, v in st.items() if "reduction kernels" in k)
             tap.append((t["status"] == "met" and abs(t["value"] - 0.9) < 1e-9,
                         "%s: the reduction-kernel target reads reduce_bench.json" % label,
