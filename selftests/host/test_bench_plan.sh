@@ -24,7 +24,7 @@ def=$(cd "$top" && make -s --no-print-directory -f Makefile \
 t $? "make bench's default sizes are 2 and 4 VMs (got '$def')"
 grep -q 'bench/run.sh -n "$(BENCH_NODES)"' "$top/Makefile"
 t $? "make bench passes BENCH_NODES to bench/run.sh"
-hier='^bench plan: hierarchical: 2 VMs x 2 vCPUs x 2 ranks, 2 x 1024 MiB = 2048 MiB .* deadline 3600 s$'
+hier='^bench plan: hierarchical: 2 VMs x 2 vCPUs x 2 ranks x 2 NICs, 2 x 1024 MiB = 2048 MiB .* deadline 3600 s$'
 out=$(cd "$top" && BENCH_MEM_MB=1024 BENCH_ONLY=hier bench/run.sh -p 2>&1)
 [ "$(echo "$out" | grep -c .)" = 1 ] && echo "$out" | grep -q "$hier"
 t $? "BENCH_ONLY=hier plans the hierarchical run alone (got '$out')"
