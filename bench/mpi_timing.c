@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
+
+#include "../tools/kcoll-perf/perf_cpu.h"
 
 #define MAX_SIZES	256
 
@@ -148,26 +149,6 @@ static double median(double *v, int n)
 {
 	qsort(v, n, sizeof(*v), cmp_d);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/*
- * The node's busy CPU seconds (user, nice, system, irq, softirq, steal over all CPUs), as
- * kcoll-perf's node_cpu_us: the kernel threads and interrupts no process is charged for.
- */
-static double cpu_node(void)
-{
-	unsigned long long v[8] = { 0 };
-	FILE *f = fopen("/proc/stat", "r");
-	int got;
-
-	if (!f)
-		return 0;
-	got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-		     &v[3], &v[4], &v[5], &v[6], &v[7]);
-	fclose(f);
-	if (got < 7)
-		return 0;
-	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / sysconf(_SC_CLK_TCK);
 }
 
 static double cpu_s(int sys)
@@ -324,7 +305,7 @@ int main(int argc, char **argv)
 			for (i = 0; i < warm; i++)
 				run_op(coll, buf, count);
 			MPI_Barrier(MPI_COMM_WORLD);
-			n0 = cpu_node();
+			n0 = perf_cpu_node();
 			u0 = cpu_s(0);
 			s0 = cpu_s(1);
 			total = 0;
@@ -338,7 +319,7 @@ int main(int argc, char **argv)
 			loc[2] = (cpu_s(0) - u0) / iters * 1e6 / nranks;
 			loc[3] = (cpu_s(1) - s0) / iters * 1e6 / nranks;
 			/* every rank of a node reads the same node: the mean over ranks */
-			loc[4] = (cpu_node() - n0) / iters * 1e6 / nranks;
+			loc[4] = (perf_cpu_node() - n0) / iters * 1e6 / nranks;
 			loc[0] = total / iters * 1e6;
 			loc[1] = median(samples, iters) * 1e6;
 			MPI_Reduce(loc, glob, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);

@@ -26,6 +26,7 @@
 
 #include "json_writer.h"
 #include "perf_core.h"
+#include "perf_cpu.h"
 #include "perf_run.h"
 
 const char *prog = "kcoll-perf";
@@ -46,27 +47,6 @@ static void cpu_self(double *usr, double *sys)
 	getrusage(RUSAGE_SELF, &ru);
 	*usr = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6;
 	*sys = ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
-}
-
-/*
- * The node's busy CPU seconds (user, nice, system, irq, softirq, steal over all CPUs):
- * includes the kernel threads and interrupts that drive kcoll's progress, which no process
- * is charged for.  Tick resolution (USER_HZ): meaningful over long rows only.
- */
-static double cpu_node(void)
-{
-	unsigned long long v[8] = { 0 };
-	FILE *f = fopen("/proc/stat", "r");
-	int got;
-
-	if (!f)
-		return 0;
-	got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
-		     &v[3], &v[4], &v[5], &v[6], &v[7]);
-	fclose(f);
-	if (got < 7)
-		return 0;
-	return (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / sysconf(_SC_CLK_TCK);
 }
 
 static void errmsg(struct ctx *x, const char *fmt, ...)
@@ -247,7 +227,7 @@ static int time_case(struct ctx *x, const struct perf_case *pc, size_t bytes, un
 		if (err)
 			goto fail;
 	}
-	n0 = cpu_node();	/* outside the process's own window: reading /proc costs */
+	n0 = perf_cpu_node();	/* outside the process's own window: reading /proc costs */
 	cpu_self(&u0, &s0);
 	for (i = 0; i < rounds; i++) {
 		t = now_s();
@@ -259,7 +239,7 @@ static int time_case(struct ctx *x, const struct perf_case *pc, size_t bytes, un
 		total += t;
 	}
 	cpu_self(&u1, &s1);
-	n1 = cpu_node();
+	n1 = perf_cpu_node();
 	ops = (double)rounds * k;
 	st->time_us = total / ops * 1e6;
 	st->median_us = perf_median(x->samples, rounds) * 1e6;
