@@ -19,9 +19,8 @@
 #      rail i, the inter-node step of local rank i on rail i); steps 2 run with
 #      KCOLL_IFNAME=eth0, one rail;
 #   4. the profile at 16 MiB (4 KiB in a smoke run): ring and hier on one rail, hier on two,
-#      each alone for a few
-#      iterations with every node's /proc/stat before and after (prof-kcoll-NAME.json,
-#      prof-NAME-nodeI.stat): how busy the vCPUs were, and with what.
+#      each alone for a few iterations with every node's /proc/stat before and after
+#      (prof-kcoll-NAME.json, prof-NAME-nodeI.stat): how busy the vCPUs were, and with what.
 # All with the sweep of bench/node.sh (bench/guest-lib.sh) up to 128 MiB a row: 8 timed
 # iterations at 16 MiB, the target's size.  Results in /run/rig/results/ (hier-kcoll-*.json,
 # hier-mpi.json, perftest/, iperf3/, meta.json, *.rc, *.out), read by bench/report_hier.py

@@ -65,6 +65,11 @@ def fnum(v, digits=4):
     return str(v)
 
 
+def fpct(v):
+    """A share (0.25) as a percentage ("25 %"), "–" for None."""
+    return "–" if v is None else "%.0f %%" % (100 * v)
+
+
 def read_text(path):
     try:
         with open(path, errors="replace") as f:

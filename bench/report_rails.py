@@ -95,10 +95,12 @@ def cpu_use(res, name, node):
             "irq": (d["irq"] + d["softirq"]) / total}
 
 
-def load_profile(res, nodes):
+def load_profile(res, nodes, systems):
+    """Each profiled run's 16 MiB row (from SYSTEMS, the loaded prof-kcoll-NAME results)
+    and every node's CPU use in it."""
     out = {}
     for name, label in PROFILES:
-        s = R.load_system(res, "prof-kcoll-" + name)
+        s = systems["prof-kcoll-" + name]
         # the one size it ran (TARGET_SIZE; a smoke run's tiny one)
         r = max(R.pick(s["rows"], "allreduce"), key=lambda r: r["size"], default=None)
         out[name] = {"label": label, "error": s["error"], "size": r["size"] if r else None,
@@ -124,8 +126,8 @@ def load_rails(outdir):
                       ["hier-kcoll-rails"] + ["prof-kcoll-" + p for p, _ in PROFILES]},
           "one": R.load_system(res, "hier-kcoll-hier"),
           "devices": {"one": load_devices(res, "hier", nodes, rpn, 1),
-                      "two": load_devices(res, "rails", nodes, rpn, 2)},
-          "profile": load_profile(res, nodes)}
+                      "two": load_devices(res, "rails", nodes, rpn, 2)}}
+    ra["profile"] = load_profile(res, nodes, ra["systems"])
     ra["rows"] = rails_rows(ra)
     return ra
 
@@ -172,10 +174,6 @@ def rails_targets(ra):
     return [R.target("%d VMs x %d ranks: kcoll hierarchical all-reduce busbw at %s, 2 rails / "
                      "1 rail" % (ra["nodes"], ra["rpn"], R.fmt_size(TARGET_SIZE)),
                      None if why else e["two_over_one"], TARGET_MIN, ">=", "x", why, detail)]
-
-
-def pct(v):
-    return "–" if v is None else "%.0f %%" % (100 * v)
 
 
 def markdown_rails(ra):
@@ -226,8 +224,8 @@ def markdown_rails(ra):
         for u in p["nodes"] or [None]:
             rows.append([p["label"], R.fnum(p["busbw_gbs"]), p["algo_used"] or "–",
                          "node%d" % u["node"] if u else "–",
-                         "%.0f" % u["wall_s"] if u else "–", pct(u and u["busy"]),
-                         pct(u and u["user"]), pct(u and u["system"]), pct(u and u["irq"])])
+                         "%.0f" % u["wall_s"] if u else "–"] +
+                        [R.fpct(u and u[k]) for k in ("busy", "user", "system", "irq")])
     L += R.md_table(["run", "busbw", "ran", "node", "wall s", "vCPUs busy", "user", "system",
                      "irq + softirq"], rows)
     L.append("")

@@ -171,7 +171,7 @@ def markdown_tcp(cl):
                          "vCPUs busy"],
                         [[e["label"], R.fmt_size(e["size"]), R.fnum(e["time_us"], 1),
                           R.fnum(e["node_cpu_us"], 1),
-                          "–" if e["busy"] is None else "%.0f %%" % (100 * e["busy"])]
+                          R.fpct(e["busy"])]
                          for e in cpu])
         L.append("")
     return L
